@@ -21,7 +21,7 @@ from .errors import ToolchainError
 __all__ = [
     "TARGET_TRIPLE", "TARGET_CPU", "CLANG_FLAGS",
     "find_clang", "find_llvm_mc", "libclc_bitcode",
-    "compile_cl", "assemble", "atomic_write",
+    "compile_cl", "assemble", "assemble_text", "show_encoding", "atomic_write",
 ]
 
 TARGET_TRIPLE = "amdgcn-mesa-mesa3d"
@@ -127,6 +127,13 @@ def assemble(asm: str) -> bytes:
         _run([mc, f"-triple={TARGET_TRIPLE}", f"-mcpu={TARGET_CPU}", "-filetype=obj",
               "-o", str(obj)], "llvm-mc-19", stdin=asm)
         return obj.read_bytes()
+
+
+def assemble_text(asm: str) -> bytes:
+    """Assemble SI assembly text with llvm-mc-19 and return the bytes of its ``.text``."""
+    from .isa.elf import ElfFile
+
+    return ElfFile(assemble(asm), "<llvm-mc-19 output>").section(".text")
 
 
 def show_encoding(asm: str) -> str:

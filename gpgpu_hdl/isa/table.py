@@ -24,7 +24,7 @@ The TSV is the single source of truth. Its columns:
 ``type``
     The arithmetic type: ``int``, ``f32`` or ``f64``.
 ``dst``, ``src0``, ``src1``, ``src2``
-    Operand types of the logical operand slots (``b32``, ``b64``, ``f32``, ``f64``, ``b96``,
+    Operand types of the logical operand slots (``b32``, ``b64``, ``f16``, ``f32``, ``f64``, ``b96``,
     ``b128``, ``b256``, ``b512``; ``-`` when absent; ``vaddr`` for a buffer address whose size
     depends on addr64/idxen/offen). How slots map to encoding fields is per format:
     SOP2/SOP1/SOPK/SOPC: dst = SDST, src0 = SSRC0 (SOPK: the SDST field read as a source),
@@ -40,7 +40,7 @@ The TSV is the single source of truth. Its columns:
     ``barrier``, ``lit`` (always followed by a 32-bit constant), ``no_e64`` (VOP1/VOP2 without a
     VOP3 form), ``vop3b`` (VOP3 form has a scalar destination), ``carry_in``, ``sel``,
     ``sgpr_dst``, ``lane_sel``, ``acc`` (accumulates into its destination), ``legacy``,
-    ``cmpx`` (writes EXEC), ``load``, ``store``, ``atomic``, ``rtn`` (DS op returns data),
+    ``cmpx`` (writes EXEC), ``reg_src`` (sources must be registers), ``load``, ``store``, ``atomic``, ``rtn`` (DS op returns data),
     ``rtn_glc`` (buffer atomic returns data when GLC=1), ``two_addr``, ``st64``, ``src2``
     (DS op reads its data from LDS), ``format`` (typed buffer access).
 
@@ -101,11 +101,13 @@ class OperandType:
 
     @property
     def bits(self) -> int:
+        """Width of the value (16 for ``f16``, which still occupies a 32-bit register)."""
         return 0 if self.name == "vaddr" else int(self.name[1:])
 
     @property
     def dwords(self) -> int:
-        return self.bits // 32
+        """Number of 32-bit registers it occupies."""
+        return (self.bits + 31) // 32
 
     @property
     def is_float(self) -> bool:
@@ -115,7 +117,7 @@ class OperandType:
         return self.name
 
 
-_OPERAND_TYPES = {"b32", "b64", "b96", "b128", "b256", "b512", "f32", "f64", "vaddr"}
+_OPERAND_TYPES = {"b32", "b64", "b96", "b128", "b256", "b512", "f16", "f32", "f64", "vaddr"}
 _UNITS_WITH_SUBUNITS = {
     Unit.SALU: {"alu", "mul", "shift"},
     Unit.CTRL: {"ctrl"},
@@ -131,6 +133,7 @@ _FLAGS = {
     "branch", "jump", "waitcnt", "sendmsg", "hwreg", "noimm", "endpgm", "barrier", "lit",
     "no_e64", "vop3b", "carry_in", "sel", "sgpr_dst", "lane_sel", "acc", "legacy", "cmpx",
     "load", "store", "atomic", "rtn", "rtn_glc", "two_addr", "st64", "src2", "format",
+    "reg_src",
 }
 _VOP3_BASE = {Format.VOPC: 0, Format.VOP2: 256, Format.VOP1: 384, Format.VOP3: 0}
 
