@@ -29,5 +29,5 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 echo "setup: installing pinned Python packages into $VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements.txt -c requirements.lock
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e .
 echo "setup: done"

@@ -574,19 +574,20 @@ class CodeObject:
             "relocations": [dataclasses.asdict(r) for r in self.relocations],
         }
 
-    def describe(self) -> str:
-        """A readable, aligned plain-text summary of every kernel (several lines)."""
+    def describe(self, verbose: bool = False) -> str:
+        """A readable, aligned plain-text summary of every kernel (several lines); ``verbose``
+        adds every bit field of RSRC1/RSRC2/code_properties and every header field."""
         lines = [f"{self.name}: {self.machine} code object, {len(self.kernels)} kernel(s)",
                  "sections: " + ", ".join(f"{s.name} ({len(s.data)} bytes, align {s.align})"
                                           for s in self.sections)]
         lines += [f"relocation: {r.section}+{r.offset:#x} {r.type} {_target(r)}"
                   for r in self.relocations if r.section != ".text"]
         for k in self.kernels:
-            lines += [""] + _describe_kernel(k)
+            lines += [""] + _describe_kernel(k, verbose)
         return "\n".join(lines)
 
 
-def _describe_kernel(k: Kernel) -> list[str]:
+def _describe_kernel(k: Kernel, verbose: bool) -> list[str]:
     h = k.header
     ids = ("v0 = local id x", "v0-v1 = local ids x, y", "v0-v2 = local ids x, y, z")
     rows = [
@@ -606,6 +607,9 @@ def _describe_kernel(k: Kernel) -> list[str]:
         rows.append(("" if i else "initial SGPRs", f"{regs:<8} {r.name}"))
     for i, r in enumerate(k.relocations):
         rows.append(("" if i else "relocations", f"code+{r.offset:#x} {r.type} {_target(r)}"))
+    lines = [f"kernel {k.name}"] + [f"  {label:<13}  {text}" for label, text in rows]
+    if not verbose:
+        return lines
     groups: dict[str, list[tuple[str, Any]]] = {}
     for name, word in h.bitfields().items():
         groups.setdefault(f"{word} = {getattr(h, word):#010x}", []).append(
@@ -613,7 +617,6 @@ def _describe_kernel(k: Kernel) -> list[str]:
     groups["amd_kernel_code_t"] = [(f.name, getattr(h, f.name)) for f in dataclasses.fields(h)
                                    if not isinstance(getattr(h, f.name), bytes)]
     width = max(len(name) for group in groups.values() for name, _ in group)
-    lines = [f"kernel {k.name}"] + [f"  {label:<13}  {text}" for label, text in rows]
     for title, group in groups.items():
         lines += [f"  {title}"] + [f"    {name:<{width}}  {value}" for name, value in group]
     return lines

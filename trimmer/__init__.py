@@ -1,0 +1,1 @@
+"""The trimmer: profiles kernel binaries and trims the compute unit to them."""
