@@ -24,6 +24,9 @@ test: setup
 test-all: setup
 	$(PY) -m pytest -n auto -m "slow or not slow" $(PYTEST_ARGS)
 
+lint: setup
+	$(VENV)/bin/ruff check gpgpu_hdl trimmer tests examples
+
 kernels: setup
 	$(PY) examples/kernels/build.py
 

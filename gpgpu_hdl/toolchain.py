@@ -10,6 +10,7 @@ The tool names can be overridden with the environment variables ``GPGPU_CLANG`` 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -27,7 +28,7 @@ __all__ = [
 TARGET_TRIPLE = "amdgcn-mesa-mesa3d"
 TARGET_CPU = "tahiti"
 #: The exact flags the example kernels are built with (see ``make kernels``).
-CLANG_FLAGS = ("-cl-std=CL1.2", f"-target", TARGET_TRIPLE, f"-mcpu={TARGET_CPU}", "-O2")
+CLANG_FLAGS = ("-cl-std=CL1.2", "-target", TARGET_TRIPLE, f"-mcpu={TARGET_CPU}", "-O2")
 
 _LIBCLC_DEFAULT = "/usr/lib/clc/tahiti-amdgcn-mesa-mesa3d.bc"
 
@@ -93,10 +94,8 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -390,7 +390,7 @@ def test_two_kernels(built):
     assert message == f"{path}: no kernel named 'third'; kernels: first, second"
 
 
-def test_assembled_kernels_without_symbol_sizes(tmp_path):
+def test_assembled_kernels_without_symbol_sizes():
     co = CodeObject.from_bytes(toolchain.assemble(ASM), "asm.o")
     k, k2 = co.kernels
     assert k.code_offset + len(k.code) == k2.header_offset

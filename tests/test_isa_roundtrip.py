@@ -68,7 +68,7 @@ def test_llvm_samples_roundtrip():
     code = assemble_text("\n".join(samples) + "\n")
     insts = decode(code)
     assert len(insts) == len(samples)
-    for inst, sample in zip(insts, samples):
+    for inst, sample in zip(insts, samples, strict=True):
         assert sample.split()[0] in (inst.name, inst.info.mnemonic), (sample, inst.name)
     _roundtrip([i.bytes for i in insts])
 

@@ -113,7 +113,7 @@ class Profile:
                 "scratch_bytes": k.scratch_bytes, "mnemonics": dict(sorted(k.mnemonics.items())),
             } for k in self.kernels],
             "instructions": sum(len(k.instructions) for k in self.kernels),
-            "histogram": {str(u): {str(c): n for c, n in sorted(cnt.items(), key=lambda x: x[0].value)}
+            "histogram": {str(u): {str(c): cnt[c] for c in OpClass if c in cnt}
                           for u, cnt in hist.items()},
             "subunits": {str(u): sorted(s) for u, s in self.subunits().items()},
             "mnemonics": dict(sorted(self.mnemonics.items())),

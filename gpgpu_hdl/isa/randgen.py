@@ -23,7 +23,8 @@ _INLINE_INTS = list(range(128, 209))
 _INLINE_FLOAT_CODES = list(INLINE_FLOATS)
 _M0, _VCC, _EXEC = 124, 106, 126
 _INLINE_F32_BITS = {struct.unpack("<I", struct.pack("<f", v))[0] for v in INLINE_FLOATS.values()}
-_INLINE_F64_HI = {struct.unpack("<Q", struct.pack("<d", v))[0] >> 32 for v in INLINE_FLOATS.values()}
+_INLINE_F64_HI = {struct.unpack("<Q", struct.pack("<d", v))[0] >> 32
+                  for v in INLINE_FLOATS.values()}
 
 
 def _literal(rng: random.Random, t: OperandType) -> int:
@@ -37,8 +38,7 @@ def _literal(rng: random.Random, t: OperandType) -> int:
         return v
 
 
-def _sgpr(rng: random.Random, t: OperandType | None, *, dest: bool = False,
-          specials: bool = True) -> int:
+def _sgpr(rng: random.Random, t: OperandType | None, *, specials: bool = True) -> int:
     """An SGPR (or special register) operand code for an operand of type ``t``."""
     n = max(1, t.dwords) if t is not None else 1
     align = 1 if n == 1 else (2 if n == 2 else 4)
@@ -129,7 +129,7 @@ def _scalar(info: InstrInfo, rng: random.Random) -> bytes:
                 f["offset"] = _sgpr(rng, info.src1)
     else:
         if info.dst is not None:
-            f["sdst"] = _sgpr(rng, info.dst, dest=True)
+            f["sdst"] = _sgpr(rng, info.dst)
         lit_slot = rng.choice(["ssrc0", "ssrc1"])
         for name, t in (("ssrc0", info.src0), ("ssrc1", info.src1)):
             if t is not None:
@@ -235,7 +235,8 @@ def _buffer(info: InstrInfo, rng: random.Random) -> bytes:
         f["offen"] = int(mode in ("offen", "both"))
         f["idxen"] = int(mode in ("idxen", "both"))
         f["addr64"] = int(mode == "addr64")
-        f["vaddr"] = 0 if mode == "off" else _vgpr(rng, None, 2 if mode in ("both", "addr64") else 1)
+        count = 2 if mode in ("both", "addr64") else 1
+        f["vaddr"] = 0 if mode == "off" else _vgpr(rng, None, count)
         f["offset"] = rng.getrandbits(12)
         f["srsrc"] = rng.randrange(26)
         f["soffset"] = rng.choice([_sgpr(rng, None, specials=False), _M0,

@@ -24,9 +24,9 @@ The TSV is the single source of truth. Its columns:
 ``type``
     The arithmetic type: ``int``, ``f32`` or ``f64``.
 ``dst``, ``src0``, ``src1``, ``src2``
-    Operand types of the logical operand slots (``b32``, ``b64``, ``f16``, ``f32``, ``f64``, ``b96``,
-    ``b128``, ``b256``, ``b512``; ``-`` when absent; ``vaddr`` for a buffer address whose size
-    depends on addr64/idxen/offen). How slots map to encoding fields is per format:
+    Operand types of the logical operand slots (``b32``, ``b64``, ``f16``, ``f32``, ``f64``,
+    ``b96``, ``b128``, ``b256``, ``b512``; ``-`` when absent; ``vaddr`` for a buffer address
+    whose size depends on addr64/idxen/offen). How slots map to encoding fields is per format:
     SOP2/SOP1/SOPK/SOPC: dst = SDST, src0 = SSRC0 (SOPK: the SDST field read as a source),
     src1 = SSRC1. SMRD: dst = SDST, src0 = SBASE, src1 = OFFSET. VOP*: dst = VDST (VOPC: the
     lane mask), src0..2. DS: dst = VDST, src0 = ADDR, src1 = DATA0, src2 = DATA1. MUBUF/MTBUF:
@@ -40,7 +40,8 @@ The TSV is the single source of truth. Its columns:
     ``barrier``, ``lit`` (always followed by a 32-bit constant), ``no_e64`` (VOP1/VOP2 without a
     VOP3 form), ``vop3b`` (VOP3 form has a scalar destination), ``carry_in``, ``sel``,
     ``sgpr_dst``, ``lane_sel``, ``acc`` (accumulates into its destination), ``legacy``,
-    ``cmpx`` (writes EXEC), ``reg_src`` (sources must be registers), ``load``, ``store``, ``atomic``, ``rtn`` (DS op returns data),
+    ``cmpx`` (writes EXEC), ``reg_src`` (sources must be registers), ``load``, ``store``,
+    ``atomic``, ``rtn`` (DS op returns data),
     ``rtn_glc`` (buffer atomic returns data when GLC=1), ``two_addr``, ``st64``, ``src2``
     (DS op reads its data from LDS), ``format`` (typed buffer access).
 
