@@ -175,6 +175,10 @@ def test_trim_histogram_and_report(tmp_path):
     assert data["histogram"] == expected
     assert data["instructions"] == total
     assert data["resources"]["lds_bytes"] == 1088
+    listing = "".join(cli("gpgpu", "disasm", str(f)).stdout for f in files)
+    assert data["features"]["barriers"] == listing.count("\ts_barrier")
+    assert data["features"]["valu_64bit"] >= listing.count("\tv_lshl_b64") > 0
+    assert data["features"]["scalar"] + data["features"]["vector"] == total
     assert "Static instructions per unit and class" in proc.stdout
     assert f"{total}" in proc.stdout
 

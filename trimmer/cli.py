@@ -73,6 +73,8 @@ def print_profile(profile: Profile) -> None:
                     str(profile.max_vgprs), str(profile.max_sgprs), str(profile.max_lds_bytes),
                     str(profile.max_scratch_bytes))
     out.print(kernels)
+    out.print("Features: " + ", ".join(f"{name} {n}"
+                                       for name, n in sorted(profile.features().items())))
     out.print(f"{len(profile.mnemonics)} distinct instructions: "
               + ", ".join(f"{m}({n})" for m, n in profile.mnemonics.most_common()))
 

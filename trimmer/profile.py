@@ -88,6 +88,22 @@ class Profile:
             used.setdefault(inst.info.unit, set()).add(inst.info.subunit)
         return used
 
+    def features(self) -> Counter[str]:
+        """Static counts of the features that decide whole units and datapaths."""
+        counts: Counter[str] = Counter()
+        for inst in self.instructions:
+            i = inst.info
+            counts["vector" if i.is_vector else "scalar"] += 1
+            counts["barriers"] += "barrier" in i.flags
+            counts["atomics"] += "atomic" in i.flags
+            counts["valu_64bit"] += i.is_64bit and i.is_vector
+            counts["int_multiplies"] += i.subunit == "mul" and i.unit in (Unit.SALU, Unit.VALU)
+            counts["shifts"] += i.subunit == "shift"
+            counts["fp32"] += i.unit is Unit.FPU
+            counts["fp64"] += i.unit is Unit.FPU64
+            counts["div_trans"] += i.op_class in (OpClass.DIV, OpClass.TRANS)
+        return counts
+
     @property
     def max_vgprs(self) -> int:
         return max((k.vgprs for k in self.kernels), default=0)
@@ -116,6 +132,7 @@ class Profile:
             "histogram": {str(u): {str(c): cnt[c] for c in OpClass if c in cnt}
                           for u, cnt in hist.items()},
             "subunits": {str(u): sorted(s) for u, s in self.subunits().items()},
+            "features": dict(sorted(self.features().items())),
             "mnemonics": dict(sorted(self.mnemonics.items())),
             "resources": {"vgprs": self.max_vgprs, "sgprs": self.max_sgprs,
                           "lds_bytes": self.max_lds_bytes,

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from functools import cached_property
 from importlib import resources
 
 from .formats import Format
@@ -278,10 +277,6 @@ class IsaTable:
             return self._by_name[base]
         except KeyError:
             raise KeyError(f"unknown instruction {mnemonic!r}") from None
-
-    @cached_property
-    def formats(self) -> tuple[Format, ...]:
-        return tuple(dict.fromkeys(e.format for e in self.entries))
 
 
 def load_table() -> IsaTable:
