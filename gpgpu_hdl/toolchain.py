@@ -22,7 +22,7 @@ from .errors import ToolchainError
 __all__ = [
     "TARGET_TRIPLE", "TARGET_CPU", "CLANG_FLAGS",
     "find_clang", "find_llvm_mc", "libclc_bitcode",
-    "compile_cl", "assemble", "assemble_text", "show_encoding", "atomic_write",
+    "compile_cl", "assemble", "assemble_text", "atomic_write",
 ]
 
 TARGET_TRIPLE = "amdgcn-mesa-mesa3d"
@@ -133,10 +133,3 @@ def assemble_text(asm: str) -> bytes:
     from .isa.elf import ElfFile
 
     return ElfFile(assemble(asm), "<llvm-mc-19 output>").section(".text")
-
-
-def show_encoding(asm: str) -> str:
-    """Run ``llvm-mc-19 -show-encoding`` on assembly text and return its output."""
-    mc = find_llvm_mc()
-    return _run([mc, f"-triple={TARGET_TRIPLE}", f"-mcpu={TARGET_CPU}", "-show-encoding"],
-                "llvm-mc-19", stdin=asm).stdout

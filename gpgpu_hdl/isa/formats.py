@@ -114,14 +114,6 @@ class Encoding:
             word |= f.put(values.get(f.name, 0))
         return word
 
-    @property
-    def reserved_mask(self) -> int:
-        """Bits that are neither selector nor field: they must be zero."""
-        used = self.match_mask
-        for f in self.fields:
-            used |= f.mask << f.lo
-        return ((1 << (8 * self.size)) - 1) & ~used
-
 
 def _enc(fmt: Format, size: int, mask: int, value: int, *fields: tuple[str, int, int]) -> Encoding:
     return Encoding(fmt, size, mask, value, tuple(Field(n, hi, lo) for n, hi, lo in fields))
