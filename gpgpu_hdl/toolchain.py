@@ -22,7 +22,7 @@ from .errors import ToolchainError
 __all__ = [
     "TARGET_TRIPLE", "TARGET_CPU", "CLANG_FLAGS",
     "find_clang", "find_llvm_mc", "libclc_bitcode",
-    "compile_cl", "assemble", "assemble_text", "atomic_write",
+    "compile_cl", "assemble", "assemble_text", "assemble_kernel", "atomic_write",
 ]
 
 TARGET_TRIPLE = "amdgcn-mesa-mesa3d"
@@ -133,3 +133,33 @@ def assemble_text(asm: str) -> bytes:
     from .isa.elf import ElfFile
 
     return ElfFile(assemble(asm), "<llvm-mc-19 output>").section(".text")
+
+
+def assemble_kernel(body: str, name: str = "kernel", **code_t: int) -> bytes:
+    """Assemble a hand-written kernel into a loadable code object (ELF bytes).
+
+    ``body`` is the instruction text (ending with ``s_endpgm``); ``code_t`` sets
+    ``amd_kernel_code_t`` fields by their llvm-mc names, for example
+    ``enable_sgpr_kernarg_segment_ptr=1, user_sgpr_count=2, workitem_vgpr_count=8``.
+    Defaults: kernarg pointer in s[0:1] (user_sgpr_count 2), workgroup id x after it,
+    16 VGPRs, 32 SGPRs, FLOAT_MODE 0xC0 with IEEE and DX10 clamp, as LLVM 19 emits.
+    """
+    fields = {"enable_sgpr_kernarg_segment_ptr": 1, "user_sgpr_count": 2,
+              "enable_sgpr_workgroup_id_x": 1, "wavefront_sgpr_count": 32,
+              "workitem_vgpr_count": 16, "float_mode": 192, "enable_ieee_mode": 1,
+              "enable_dx10_clamp": 1, "kernarg_segment_byte_size": 0}
+    fields.update(code_t)
+    directives = "\n".join(f"  {k} = {v}" for k, v in fields.items())
+    return assemble(f""".text
+.globl {name}
+.p2align 8
+.type {name},@function
+.amdgpu_hsa_kernel {name}
+{name}:
+.amd_kernel_code_t
+{directives}
+.end_amd_kernel_code_t
+{body}
+.Lend_{name}:
+.size {name}, .Lend_{name}-{name}
+""")
