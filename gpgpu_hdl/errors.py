@@ -20,3 +20,8 @@ class DecodeError(GpgpuError):
 
 class ToolchainError(GpgpuError):
     """An external tool (clang-19, llvm-mc-19) is missing or failed."""
+
+
+class EmulatorError(GpgpuError):
+    """A kernel did something the emulator cannot execute (the message names the workgroup,
+    wave, PC and instruction)."""

@@ -1,0 +1,42 @@
+"""The ``"emu"`` backend: launches run on the golden-model emulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..dispatch import Dispatch
+from ..emu import CommitTrace, Emulator, Memory, Program
+from ..emu.machine import MAX_INSTRUCTIONS
+
+__all__ = ["EmuBackend"]
+
+
+class EmuBackend:
+    """Owns the device memory and one compiled :class:`Program` per kernel."""
+
+    def __init__(self, memory_limit: int, max_instructions: int | None) -> None:
+        self.memory = Memory(memory_limit)
+        self.emulator = Emulator(self.memory, max_instructions or MAX_INSTRUCTIONS)
+
+    def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
+        from .device import KernelResult
+        if kernel._compiled is None:
+            prog = kernel.program
+            start = kernel.info.code_offset
+            code = prog.text_image[start:start + len(kernel.info.code)]
+            kernel._compiled = Program(code, kernel.code_address,
+                                       f"{Path(prog.path).name}:{kernel.name}")
+        recorder = None
+        if trace is True:
+            recorder = CommitTrace()
+        elif trace:
+            recorder = CommitTrace(trace)
+        try:
+            stats = self.emulator.run(kernel._compiled, d, recorder)
+        finally:
+            if recorder is not None:
+                recorder.close()
+        return KernelResult(kernel.name, stats.instructions, stats.by_class, stats.by_unit,
+                            stats.by_mnemonic, stats.workgroups, stats.waves, stats.seconds,
+                            None, recorder)

@@ -1,0 +1,357 @@
+"""The host API: devices, buffers, loaded code objects and kernel calls.
+
+Shaped like pyopencl::
+
+    dev = Device("emu")
+    prog = dev.load("examples/kernels/vecadd.bin")
+    a = dev.array(np.arange(256, dtype=np.int32))
+    res = prog.vecadd(a, b, c, np.int32(256), global_size=(256,), local_size=(64,))
+    out = c.numpy()
+
+A kernel call lays out the kernarg segment, builds the HSA dispatch packet and a
+:class:`~gpgpu_hdl.dispatch.Dispatch`, and hands it to the device's backend.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..dispatch import Dispatch, dispatch_packet
+from ..errors import CodeObjectError, GpgpuError
+from ..isa.codeobj import CodeObject
+from ..isa.codeobj import Kernel as KernelInfo
+from .kernargs import layout_args, scalar_size_align
+
+__all__ = ["Device", "Buffer", "LocalMemory", "LoadedProgram", "Kernel", "KernelResult",
+           "ArgumentError", "NDRangeError", "UnknownKernelError", "BackendError", "BACKENDS"]
+
+
+class ArgumentError(GpgpuError, TypeError):
+    """Wrong number or kind of kernel arguments."""
+
+
+class NDRangeError(GpgpuError, ValueError):
+    """A global/local size that is not valid for the launch."""
+
+
+class UnknownKernelError(GpgpuError, AttributeError):
+    """The code object has no kernel of that name."""
+
+
+class BackendError(GpgpuError, ValueError):
+    """An unknown or unavailable backend."""
+
+
+@dataclass(frozen=True)
+class LocalMemory:
+    """A ``__local`` pointer argument with ``nbytes`` of dynamic LDS behind it."""
+
+    nbytes: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.nbytes, int | np.integer) or self.nbytes <= 0:
+            raise ArgumentError(f"LocalMemory needs a positive byte count, not {self.nbytes!r}")
+
+
+class Buffer:
+    """A device buffer holding a numpy array's bytes (created by :meth:`Device.array`)."""
+
+    def __init__(self, device: Device, address: int, shape: tuple[int, ...],
+                 dtype: np.dtype) -> None:
+        self.device = device
+        self.address = address
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the buffer's contents with the dtype and shape it was created with."""
+        raw = self.device.memory.read(self.address, self.nbytes)
+        return np.frombuffer(raw, dtype=self.dtype).reshape(self.shape).copy()
+
+    get = numpy
+
+    def set(self, values: np.ndarray) -> None:
+        """Overwrite the buffer with ``values`` (same number of bytes)."""
+        data = np.ascontiguousarray(values, dtype=self.dtype)
+        if data.nbytes != self.nbytes:
+            raise ArgumentError(f"buffer holds {self.nbytes} bytes, the new data {data.nbytes}")
+        self.device.memory.write(self.address, data)
+
+    def __repr__(self) -> str:
+        return f"<Buffer {self.dtype}{list(self.shape)} at {self.address:#x}>"
+
+
+@dataclass
+class KernelResult:
+    """What a kernel call did.
+
+    ``instructions`` counts wave-instructions; ``counts`` splits them by SCRATCH class and
+    ``by_unit`` by functional unit. ``cycles`` is None on the emulator (it has no timing).
+    ``trace`` holds the commit trace when the call asked for one.
+    """
+
+    kernel: str
+    instructions: int
+    counts: dict[str, int]
+    by_unit: dict[str, int]
+    by_mnemonic: dict[str, int]
+    workgroups: int
+    waves: int
+    seconds: float
+    cycles: int | None = None
+    trace: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lane_instructions(self) -> int:
+        return 64 * self.instructions
+
+
+def _dims(value: Any, what: str) -> tuple[int, ...]:
+    if isinstance(value, int | np.integer):
+        value = (value,)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise NDRangeError(f"{what} must be 1 to 3 integers, not {value!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or any(
+            int(v) != v for v in value):
+        raise NDRangeError(f"{what} must be 1 to 3 positive integers, not {value!r}")
+    return dims
+
+
+class Kernel:
+    """A kernel of a loaded program; call it with the kernel's arguments."""
+
+    def __init__(self, program: LoadedProgram, info: KernelInfo, code_address: int) -> None:
+        self.program = program
+        self.info = info
+        self.name = info.name
+        self.code_address = code_address
+        self._compiled: Any = None
+
+    def _marshal(self, args: tuple) -> tuple[list[tuple[str, int, int]], list[Any]]:
+        kinds, values = [], []
+        for i, a in enumerate(args):
+            if isinstance(a, Buffer):
+                if a.device is not self.program.device:
+                    raise ArgumentError(f"{self.name}: argument {i} is a buffer of another "
+                                        f"device")
+                kinds.append(("global", 8, 8))
+                values.append(a.address.to_bytes(8, "little"))
+            elif isinstance(a, LocalMemory):
+                kinds.append(("local", 4, 4))
+                values.append(a)
+            elif isinstance(a, np.generic | np.ndarray) and np.ndim(a) == 0:
+                size, align = scalar_size_align(a)
+                raw = np.asarray(a).tobytes()
+                kinds.append(("value", size, align))
+                values.append(raw + bytes(size - len(raw)))
+            else:
+                hint = (" (pass numpy scalars such as np.int32(5) or np.float32(1.5), so the "
+                        "size is explicit)" if isinstance(a, int | float | bool) else "")
+                raise ArgumentError(f"{self.name}: argument {i} has unsupported type "
+                                    f"{type(a).__name__}{hint}")
+        return kinds, values
+
+    def __call__(self, *args: Any, global_size: Any, local_size: Any = None,
+                 global_offset: Any = None, trace: Any = None) -> KernelResult:
+        """Launch the kernel over ``global_size`` work-items in groups of ``local_size``.
+
+        ``trace``: ``True`` to collect the commit trace in ``result.trace``, or a path to
+        write it as JSON lines.
+        """
+        header = self.info.header
+        gdims = _dims(global_size, "global_size")
+        ldims = _dims(local_size, "local_size") if local_size is not None else \
+            (math.gcd(gdims[0], 64),) + (1,) * (len(gdims) - 1)
+        if len(ldims) != len(gdims):
+            raise NDRangeError(f"{self.name}: global_size has {len(gdims)} dimensions but "
+                               f"local_size has {len(ldims)}")
+        for d, (g, n) in enumerate(zip(gdims, ldims, strict=True)):
+            if g % n:
+                raise NDRangeError(f"{self.name}: local size {n} does not divide global size "
+                                   f"{g} in dimension {d}")
+        if math.prod(ldims) > 1024:
+            raise NDRangeError(f"{self.name}: workgroup of {math.prod(ldims)} work-items "
+                               f"exceeds the maximum of 1024")
+        offsets = _dims(global_offset, "global_offset") if global_offset is not None else ()
+        if offsets and len(offsets) != len(gdims):
+            raise NDRangeError(f"{self.name}: global_offset needs {len(gdims)} values")
+        kinds, values = self._marshal(args)
+        layout = layout_args(kinds)
+        if not layout.fits(header.kernarg_bytes):
+            raise ArgumentError(
+                f"{self.name}: {len(args)} arguments take {layout.explicit_bytes} bytes, but "
+                f"the kernel's argument segment is {header.kernarg_bytes} bytes "
+                f"(wrong number or types of arguments?)")
+        # dynamic LDS: each __local argument gets its own window after the static area
+        lds = header.workgroup_group_segment_byte_size
+        raw = []
+        for v in values:
+            if isinstance(v, LocalMemory):
+                lds = -(-lds // 16) * 16
+                raw.append(lds.to_bytes(4, "little"))
+                lds += int(v.nbytes)
+            else:
+                raw.append(v)
+        if lds > 65536:
+            raise NDRangeError(f"{self.name}: needs {lds} bytes of LDS per workgroup; the "
+                               f"limit is 65536")
+        grid = gdims + (1,) * (3 - len(gdims))
+        local = ldims + (1,) * (3 - len(ldims))
+        goff = (offsets + (0, 0, 0))[:3]
+        kernarg = layout.pack(raw, len(gdims), goff)
+        return self.program.device._launch(self, kernarg, grid, local, lds, trace)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name} of {self.program.path}>"
+
+
+class LoadedProgram:
+    """A code object placed in device memory; its kernels are attributes."""
+
+    def __init__(self, device: Device, code: CodeObject, path: str) -> None:
+        self.device = device
+        self.code = code
+        self.path = path
+        mem = device.memory
+        bases = {s.name: mem.alloc(len(s.data), max(s.align, 256)) for s in code.sections}
+        try:
+            images = code.link(bases)
+        except ValueError as exc:
+            raise CodeObjectError(f"{path}: cannot place the code object: {exc}") from None
+        for name, image in images.items():
+            if image:
+                mem.write(bases[name], image)
+        self.bases = bases
+        text = bases[".text"]
+        self.kernels = {k.name: Kernel(self, k, text + k.code_offset) for k in code.kernels}
+        self.text_image = images[".text"]
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return list(self.kernels)
+
+    def kernel(self, name: str) -> Kernel:
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise UnknownKernelError(f"{self.path}: no kernel named {name!r}; kernels: "
+                                     f"{', '.join(self.kernels)}") from None
+
+    __getitem__ = kernel
+
+    def __getattr__(self, name: str) -> Kernel:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.kernel(name)
+
+    def __dir__(self) -> list[str]:
+        return [*super().__dir__(), *self.kernels]
+
+
+BACKENDS = ("emu", "verilator", "board")
+
+
+class Device:
+    """A compute device: ``Device("emu")`` is the golden-model emulator.
+
+    Parameters
+    ----------
+    backend : str
+        ``"emu"``. (``"verilator"`` and ``"board"`` are planned; asking for them raises
+        :class:`BackendError`.)
+    memory_limit : int
+        Bytes of device memory the emulator may allocate.
+    max_instructions : int, optional
+        Emulator: wave-instructions after which a launch is stopped as an endless loop.
+    """
+
+    def __init__(self, backend: str = "emu", *, memory_limit: int = 1 << 30,
+                 max_instructions: int | None = None) -> None:
+        if backend not in BACKENDS:
+            raise BackendError(f"unknown backend {backend!r}; choose one of "
+                               f"{', '.join(BACKENDS)}")
+        if backend != "emu":
+            raise BackendError(f"backend {backend!r} is not available in this version; "
+                               f"use 'emu'")
+        from .backend_emu import EmuBackend
+        self.backend_name = backend
+        self.backend = EmuBackend(memory_limit, max_instructions)
+        self.memory = self.backend.memory
+        self._launch_area = (0, 0)
+
+    def __repr__(self) -> str:
+        return f"<Device {self.backend_name}>"
+
+    # -- memory ------------------------------------------------------------------------------
+
+    def array(self, values: Any, dtype: Any = None) -> Buffer:
+        """A device buffer initialised from a numpy array (copied)."""
+        data = np.ascontiguousarray(values, dtype=dtype)
+        if data.dtype.hasobject:
+            raise ArgumentError("device buffers hold plain numbers, not Python objects")
+        buf = Buffer(self, self.memory.alloc(max(data.nbytes, 1), 256), data.shape, data.dtype)
+        if data.nbytes:
+            self.memory.write(buf.address, data)
+        return buf
+
+    def empty(self, shape: Any, dtype: Any = np.float32) -> Buffer:
+        """A zero-filled device buffer."""
+        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        dt = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        return Buffer(self, self.memory.alloc(max(nbytes, 1), 256), shape, dt)
+
+    zeros = empty
+
+    # -- code ---------------------------------------------------------------------------------
+
+    def load(self, path: str | Path) -> LoadedProgram:
+        """Load a code object (``.bin``) and place it in device memory."""
+        return LoadedProgram(self, CodeObject.load(path), str(path))
+
+    def load_bytes(self, data: bytes, name: str = "<bytes>") -> LoadedProgram:
+        return LoadedProgram(self, CodeObject.from_bytes(data, name), name)
+
+    # -- launches -----------------------------------------------------------------------------
+
+    def _scratch(self, nbytes: int) -> int:
+        """A reusable per-device area for kernarg, dispatch packet and scratch."""
+        addr, size = self._launch_area
+        if nbytes > size:
+            size = max(nbytes, 2 * size, 4096)
+            addr = self.memory.alloc(size, 256)
+            self._launch_area = (addr, size)
+        return addr
+
+    def _launch(self, kernel: Kernel, kernarg: bytes, grid: tuple[int, int, int],
+                local: tuple[int, int, int], lds: int, trace: Any) -> KernelResult:
+        header = kernel.info.header
+        probe = Dispatch(header, kernel.code_address, 0, 0, grid, local, lds, 0)
+        kernarg_off = 0
+        packet_off = -(-len(kernarg) // 64) * 64
+        scratch_off = packet_off + 64
+        base = self._scratch(scratch_off + probe.scratch_bytes)
+        d = Dispatch(header, kernel.code_address, base + kernarg_off, base + packet_off, grid,
+                     local, lds, base + scratch_off if probe.scratch_bytes else 0)
+        self.memory.write(d.kernarg_address, kernarg)
+        self.memory.write(d.packet_address,
+                          dispatch_packet(d, kernel_object=kernel.code_address - 256))
+        if probe.scratch_bytes:
+            self.memory.write(d.scratch_address, bytes(probe.scratch_bytes))
+        return self.backend.launch(kernel, d, trace)

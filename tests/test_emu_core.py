@@ -1,0 +1,560 @@
+"""Emulator core: scalar ALU, control flow, EXEC, memory instructions, barriers, dispatch
+and the commit trace, on kernels assembled by llvm-mc-19 and compiled by clang-19.
+
+Expected values come from independent Python models written here (integer arithmetic on
+Python ints, a dict model of LDS / memory), never from the emulator itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gpgpu_hdl.dispatch import Dispatch, dispatch_packet
+from gpgpu_hdl.emu import (CommitTrace, Emulator, EmulatorError, MemoryFault, Program,
+                           UnsupportedInstruction, per_wave, read_trace)
+from gpgpu_hdl.isa.codeobj import CodeObject
+from gpgpu_hdl.runtime import (ArgumentError, BackendError, Device, LocalMemory, NDRangeError,
+                               UnknownKernelError)
+from gpgpu_hdl.toolchain import assemble_kernel, compile_cl
+
+M32 = 0xFFFFFFFF
+
+
+def sx(v: int, bits: int = 32) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def run_asm(body: str, *args, global_size=64, local_size=64, trace=False, **code_t):
+    dev = Device("emu")
+    code_t.setdefault("kernarg_segment_byte_size", 8 * len(args))
+    prog = dev.load_bytes(assemble_kernel(body, "k", **code_t))
+    bufs = [dev.array(a) for a in args]
+    res = prog.k(*bufs, global_size=global_size, local_size=local_size, trace=trace)
+    return res, [b.numpy() for b in bufs]
+
+
+# -- scalar ALU ----------------------------------------------------------------------------
+
+A_VALUES = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x12345678, 0xFFFF0000]
+B_VALUES = [0, 1, 31, 32, 33, 0x80000000, 0xFFFFFFFF, 0x00050004]
+
+
+def _scalar_model(op: str, a: int, b: int, scc: int):
+    """(result, scc) per the SI manual / si_isa.md 6.1; None = not written/unchanged."""
+    if op == "s_add_u32":
+        return (a + b) & M32, int(a + b > M32)
+    if op == "s_sub_u32":
+        return (a - b) & M32, int(b > a)
+    if op == "s_addc_u32":
+        return (a + b + scc) & M32, int(a + b + scc > M32)
+    if op == "s_subb_u32":
+        return (a - b - scc) & M32, int(b + scc > a)
+    if op == "s_add_i32":
+        r = sx(a) + sx(b)
+        return r & M32, int(r != sx(r & M32))
+    if op == "s_sub_i32":
+        r = sx(a) - sx(b)
+        return r & M32, int(r != sx(r & M32))
+    if op == "s_min_i32":
+        return (a if sx(a) < sx(b) else b), int(sx(a) < sx(b))
+    if op == "s_max_u32":
+        return (a if a > b else b), int(a > b)
+    if op == "s_lshl_b32":
+        r = (a << (b % 32)) & M32
+        return r, int(r != 0)
+    if op == "s_ashr_i32":
+        r = (sx(a) >> (b % 32)) & M32
+        return r, int(r != 0)
+    if op == "s_bfe_u32":
+        off, width = b & 31, (b >> 16) & 0x7F
+        r = (a >> off) & ((1 << width) - 1)
+        return r, int(r != 0)
+    if op == "s_bfe_i32":
+        off, width = b & 31, (b >> 16) & 0x7F
+        r = (a >> off) & ((1 << width) - 1)
+        if width and r >> (width - 1):
+            r -= 1 << width
+        r &= M32
+        return r, int(r != 0)
+    if op == "s_andn2_b32":
+        r = a & ~b & M32
+        return r, int(r != 0)
+    if op == "s_mul_i32":
+        return (sx(a) * sx(b)) & M32, None
+    if op == "s_cselect_b32":
+        return (a if scc else b), None
+    raise KeyError(op)
+
+
+SOP2 = ["s_add_u32", "s_sub_u32", "s_addc_u32", "s_subb_u32", "s_add_i32", "s_sub_i32",
+        "s_min_i32", "s_max_u32", "s_lshl_b32", "s_ashr_i32", "s_bfe_u32", "s_bfe_i32",
+        "s_andn2_b32", "s_mul_i32", "s_cselect_b32"]
+
+
+def test_scalar_alu_against_model():
+    lines, cases = [], []
+    for op in SOP2:
+        for a in A_VALUES:
+            for b in B_VALUES:
+                for scc in (0, 1):
+                    lines += [f"s_mov_b32 s10, {a:#x}", f"s_mov_b32 s11, {b:#x}",
+                              f"s_cmp_eq_u32 0, {1 - scc}", f"{op} s12, s10, s11"]
+                    cases.append((op, a, b, scc))
+    res, _ = run_asm("\n".join(lines) + "\ns_endpgm", trace=True)
+    recs = [r for r in res.trace.records if r["op"].split()[0] in SOP2]
+    assert len(recs) == len(cases)
+    for rec, (op, a, b, scc) in zip(recs, cases, strict=True):
+        want, want_scc = _scalar_model(op, a, b, scc)
+        assert rec["sgpr"]["s12"] == want, (op, hex(a), hex(b), scc)
+        if want_scc is not None:
+            assert rec["scc"] == want_scc, (op, hex(a), hex(b), scc)
+
+
+def test_scalar_64bit_and_bit_ops():
+    body = """
+    s_mov_b64 s[10:11], 0x80000001
+    s_mov_b32 s11, 0x00000100
+    s_ff1_i32_b64 s12, s[10:11]
+    s_flbit_i32_b64 s13, s[10:11]
+    s_bcnt1_i32_b64 s14, s[10:11]
+    s_lshl_b64 s[16:17], s[10:11], 36
+    s_ashr_i64 s[18:19], s[16:17], 4
+    s_brev_b32 s20, 1
+    s_mov_b32 s21, 0
+    s_ff1_i32_b32 s22, s21
+    s_not_b64 s[24:25], s[10:11]
+    s_endpgm"""
+    res, _ = run_asm(body, trace=True)
+    last = {}
+    for r in res.trace.records:
+        last.update(r.get("sgpr", {}))
+    x = 0x00000100_80000001
+    assert last["s12"] == 0
+    assert last["s13"] == 64 - x.bit_length()
+    assert last["s14"] == bin(x).count("1")
+    shl = (x << 36) & (2**64 - 1)
+    assert (last["s16"], last["s17"]) == (shl & M32, shl >> 32)
+    ashr = (sx(shl, 64) >> 4) & (2**64 - 1)
+    assert (last["s18"], last["s19"]) == (ashr & M32, ashr >> 32)
+    assert last["s20"] == 0x80000000
+    assert last["s22"] == M32
+    assert (last["s24"], last["s25"]) == (~x & M32, (~x >> 32) & M32)
+
+
+# -- EXEC, compares, branches --------------------------------------------------------------
+
+def test_divergence_saveexec_and_branches():
+    # lanes < 20 take "then" (write 1), others "else" (write 2); lanes >= 40 additionally add
+    # 10 through a second nested mask; an execz branch skips a block nobody runs.
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_mov_b32 v1, 0
+    v_cmp_gt_u32 vcc, 20, v0
+    s_and_saveexec_b64 s[8:9], vcc
+    s_xor_b64 s[8:9], exec, s[8:9]
+    s_cbranch_execz .Lelse
+    v_mov_b32 v1, 1
+.Lelse:
+    s_andn2_saveexec_b64 s[8:9], s[8:9]
+    s_cbranch_execz .Lend
+    v_mov_b32 v1, 2
+.Lend:
+    s_or_b64 exec, exec, s[8:9]
+    v_cmpx_le_u32 vcc, 40, v0
+    v_mov_b32 v2, 10
+    v_add_i32 v1, vcc, v1, v2
+    s_mov_b64 exec, 0
+    s_cbranch_execz .Lskip
+    s_mov_b32 s20, 99
+.Lskip:
+    s_mov_b64 exec, -1
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v3, 2, v0
+    buffer_store_dword v1, v3, s[4:7], 0 offen
+    s_endpgm"""
+    res, (out,) = run_asm(body, np.zeros(64, np.uint32), trace=True)
+    lanes = np.arange(64)
+    want = np.where(lanes < 20, 1, 2) + np.where(lanes >= 40, 10, 0)
+    assert (out == want).all()
+    assert not any("s20" in r.get("sgpr", {}) for r in res.trace.records)
+    cmpx = next(r for r in res.trace.records if r["op"].startswith("v_cmpx"))
+    mask = sum(1 << i for i in range(40, 64))
+    assert cmpx["sgpr"]["exec_lo"] | cmpx["sgpr"]["exec_hi"] << 32 == mask
+    assert cmpx["sgpr"]["vcc_lo"] | cmpx["sgpr"]["vcc_hi"] << 32 == mask
+
+
+def test_readlane_readfirstlane_and_movrel():
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_mul_u32_u24 v1, 3, v0
+    v_readlane_b32 s10, v1, 17
+    s_mov_b64 exec, 0xff00
+    v_readfirstlane_b32 s11, v1
+    s_mov_b64 exec, -1
+    s_mov_b32 m0, 2
+    v_mov_b32 v5, 7
+    v_mov_b32 v6, 8
+    v_movrels_b32 v2, v4
+    v_movreld_b32 v2, v0
+    v_mov_b32 v3, s10
+    v_mov_b32 v7, s11
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v8, 5, v0
+    buffer_store_dwordx4 v[2:5], v8, s[4:7], 0 offen
+    buffer_store_dword v7, v8, s[4:7], 0 offen offset:16
+    s_endpgm"""
+    _, (out,) = run_asm(body, np.zeros((64, 8), np.uint32))
+    lanes = np.arange(64)
+    assert (out[:, 0] == 8).all()            # v2 = v[4 + m0] = v6
+    assert (out[:, 1] == 3 * 17).all()       # readlane lane 17
+    assert (out[:, 2] == lanes).all()        # movreld wrote v[2 + m0] = v4
+    assert (out[:, 3] == 7).all()            # v5 untouched
+    assert (out[:, 4] == 3 * 8).all()        # first active lane of 0xff00 is 8
+
+
+# -- memory --------------------------------------------------------------------------------
+
+def test_smrd_offsets_and_buffer_addressing():
+    words = np.arange(64, dtype=np.uint32) * 0x01010101 + 0x80
+    body = """
+    s_load_dwordx4 s[4:7], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    s_load_dword s10, s[4:5], 0x3
+    s_movk_i32 s11, 0x14
+    s_load_dword s12, s[4:5], s11
+    s_mov_b32 s8, s6
+    s_mov_b32 s9, s7
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    s_waitcnt lgkmcnt(0)
+    v_mov_b32 v1, s10
+    v_mov_b32 v2, s12
+    buffer_load_sbyte v3, v0, s[4:7], 0 offen offset:3
+    buffer_load_ushort v4, v0, s[4:7], 0 offen offset:2
+    buffer_load_sshort v5, v0, s[4:7], 0 offen offset:2
+    buffer_load_ubyte v6, v0, s[4:7], 0 offen
+    s_mov_b32 s14, 0x40000
+    s_mov_b32 s15, 0xf000
+    s_mov_b32 s13, s5
+    s_mov_b32 s12, s4
+    s_or_b32 s13, s13, 0x40000
+    buffer_load_dword v7, v0, s[12:15], 0 idxen
+    s_mov_b32 s6, 0x100
+    buffer_load_dword v8, v0, s[4:7], 0 offen offset:0xfc
+    v_mov_b32 v9, s8
+    v_mov_b32 v10, s9
+    v_lshlrev_b32 v11, 5, v0
+    v_mov_b32 v12, 0
+    v_add_i32 v9, vcc, v9, v11
+    v_addc_u32 v10, vcc, v10, v12, vcc
+    s_mov_b64 s[4:5], 0
+    s_mov_b32 s6, 0
+    buffer_store_dwordx4 v[1:4], v[9:10], s[4:7], 0 addr64
+    buffer_store_dwordx4 v[5:8], v[9:10], s[4:7], 0 addr64 offset:16
+    s_endpgm"""
+    res, (src, out) = run_asm(body, words, np.zeros((64, 8), np.uint32))
+    raw = words.tobytes()
+    lanes = np.arange(64)
+    assert (out[:, 0] == words[3]).all() and (out[:, 1] == words[5]).all()
+    for lane in lanes:
+        # v0 (byte offset = lane) into the raw bytes
+        assert out[lane, 2] == sx(raw[lane + 3], 8) & M32
+        u16 = int.from_bytes(raw[lane + 2:lane + 4], "little")
+        assert out[lane, 3] == u16 and out[lane, 4] == sx(u16, 16) & M32
+        assert out[lane, 5] == raw[lane]
+        # idxen with stride 4: element lane
+        assert out[lane, 6] == words[lane]
+        # raw buffer of 0x100 bytes: only lane 0's dword at 0xfc lies wholly inside
+        want = int.from_bytes(raw[lane + 0xFC:lane + 0x100], "little") if lane == 0 else 0
+        assert out[lane, 7] == want
+
+
+def test_lds_widths_read2_atomics_and_m0_limit():
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    s_mov_b32 m0, -1
+    v_lshlrev_b32 v1, 2, v0
+    v_mul_u32_u24 v2, 0x01010101, v0
+    v_xor_b32 v2, 0x80808080, v2
+    ds_write_b32 v1, v2
+    v_mov_b32 v3, 0
+    ds_write_b32 v3, v3 offset:1020
+    v_mov_b32 v4, 1
+    s_waitcnt lgkmcnt(0)
+    ds_read_i8 v5, v1 offset:1
+    ds_read_u16 v6, v1 offset:2
+    ds_read2_b32 v[7:8], v1 offset1:1
+    ds_add_rtn_u32 v9, v3, v4 offset:1020
+    ds_read2st64_b32 v[10:11], v3 offset1:1
+    s_mov_b32 m0, 0x80
+    ds_read_b32 v12, v1
+    s_mov_b32 m0, -1
+    s_waitcnt lgkmcnt(0)
+    ds_read_b32 v13, v3 offset:1020
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v14, 6, v0
+    buffer_store_dwordx4 v[5:8], v14, s[4:7], 0 offen
+    buffer_store_dwordx4 v[9:12], v14, s[4:7], 0 offen offset:16
+    buffer_store_dword v13, v14, s[4:7], 0 offen offset:32
+    s_endpgm"""
+    res, (out,) = run_asm(body, np.zeros((64, 16), np.uint32), local_size=64,
+                          workgroup_group_segment_byte_size=1024,
+                          granulated_lds_size=4)
+    lanes = np.arange(64)
+    word = ((lanes * 0x010101) ^ 0x80808080).astype(np.uint32)    # u24 multiply
+    mem = word.copy()
+    raw = mem.tobytes()
+    for lane in lanes:
+        assert out[lane, 0] == sx(raw[4 * lane + 1], 8) & M32
+        assert out[lane, 1] == int.from_bytes(raw[4 * lane + 2:4 * lane + 4], "little")
+        assert out[lane, 2] == word[lane]
+        want_next = word[lane + 1] if lane < 63 else 0      # 1020 holds 0 before the adds
+        assert out[lane, 3] == want_next
+        assert out[lane, 4] == lane                        # adds applied in lane order
+        assert out[lane, 5] == word[0] and out[lane, 6] == 0   # byte 256: never written
+        assert out[lane, 7] == (word[lane] if 4 * lane + 4 <= 0x80 else 0)
+    assert (out[:, 8] == 64).all()
+
+
+def test_ds_swizzle_and_append():
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_mul_u32_u24 v1, 7, v0
+    ds_swizzle_b32 v2, v1 offset:0x801b
+    ds_swizzle_b32 v3, v1 offset:0x2c1c
+    s_mov_b32 m0, -1
+    v_mov_b32 v9, 0
+    ds_write_b32 v9, v9 offset:16
+    s_mov_b32 m0, 16
+    s_mov_b32 exec_lo, 0xffff
+    s_mov_b32 exec_hi, 0xffff
+    ds_append v6
+    ds_append v6
+    ds_consume v6
+    s_mov_b64 exec, -1
+    s_mov_b32 m0, -1
+    ds_read_b32 v7, v9 offset:16
+    s_waitcnt lgkmcnt(0)
+    v_mov_b32 v4, v6
+    v_mov_b32 v5, v7
+    v_lshlrev_b32 v8, 4, v0
+    buffer_store_dwordx4 v[2:5], v8, s[4:7], 0 offen
+    s_endpgm"""
+    _, (out,) = run_asm(body, np.zeros((64, 4), np.uint32), workgroup_group_segment_byte_size=64,
+                        granulated_lds_size=1)
+    for lane in range(64):
+        quad = (lane & ~3) | (3 - (lane & 3))                   # 0x1b: each quad reversed
+        bitmode = (lane & 32) | (((lane & 31) & 0x1C) ^ 0x0B)   # and 0x1c, or 0, xor 0xb
+        assert out[lane, 0] == 7 * quad
+        assert out[lane, 1] == 7 * bitmode
+        active = lane < 16 or 32 <= lane < 48
+        assert out[lane, 2] == (64 if active else 0)          # consume saw 32 + 32
+    assert (out[:, 3] == 32).all()                           # +32 +32 -32
+
+
+@pytest.mark.parametrize("fmt, kind", [(10, "unorm8"), (10 | 5 << 4, "sint8"),
+                                       (12 | 7 << 4, "float16")])
+def test_typed_buffer_store_and_load(fmt, kind):
+    rng = np.random.default_rng(fmt)
+    if kind == "unorm8":
+        src = rng.uniform(-0.25, 1.25, (64, 4)).astype(np.float32)
+        src[0] = [np.nan, 0.5 / 255, 1.5 / 255, 1.0]
+        exact = np.clip(np.nan_to_num(src).astype(np.float64), 0, 1) * 255
+        packed = np.rint(exact).astype(np.uint8)
+        back = (packed / np.float64(255)).astype(np.float32)
+    elif kind == "sint8":
+        src = rng.integers(-(2**31), 2**31, (64, 4)).astype(np.int32).view(np.float32)
+        packed = src.view(np.int32).astype(np.uint8)
+        back = packed.view(np.int8).astype(np.int32).view(np.float32)
+    else:
+        src = rng.normal(0, 1000, (64, 4)).astype(np.float32)
+        packed = src.astype(np.float16)
+        back = packed.astype(np.float32)
+    row = packed.itemsize * 4
+    body = f"""
+    s_load_dwordx4 s[4:7], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    s_mov_b64 s[8:9], s[6:7]
+    s_mov_b32 s10, -1
+    s_mov_b32 s11, 0xf000
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_lshlrev_b32 v5, 4, v0
+    buffer_load_dwordx4 v[1:4], v5, s[4:7], 0 offen
+    s_waitcnt vmcnt(0)
+    v_mul_u32_u24 v6, {row}, v0
+    tbuffer_store_format_xyzw v[1:4], v6, s[8:11], 0 format:{fmt} offen
+    s_waitcnt expcnt(0)
+    tbuffer_load_format_xyzw v[7:10], v6, s[8:11], 0 format:{fmt} offen
+    s_waitcnt vmcnt(0)
+    v_add_i32 v5, vcc, 0x400, v5
+    buffer_store_dwordx4 v[7:10], v5, s[8:11], 0 offen
+    s_endpgm"""
+    _, (_, out) = run_asm(body, src, np.zeros(0x400 // 4 + 256, np.uint32))
+    raw = out.view(np.uint8)
+    assert raw[:64 * row].tobytes() == packed.tobytes()
+    assert out[0x100:].view(np.float32).reshape(64, 4).tobytes() == back.tobytes()
+
+
+def test_barrier_orders_waves_of_a_workgroup(tmp_path):
+    src = tmp_path / "rot.cl"
+    src.write_text("""
+__kernel void rot(__global int *out) {
+    __local int t[256];
+    int l = get_local_id(0);
+    t[l] = l * 3 + get_group_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = t[(l + 64) % 256];
+}""")
+    binary = compile_cl(src, tmp_path / "rot.bin")
+    dev = Device("emu")
+    out = dev.array(np.zeros(512, np.int32))
+    res = dev.load(binary).rot(out, global_size=512, local_size=256)
+    g = np.arange(512)
+    lid = g % 256
+    assert (out.numpy() == ((lid + 64) % 256) * 3 + g // 256).all()
+    assert res.waves == 8 and res.workgroups == 2
+
+
+def test_partial_workgroups_and_3d_grid(tmp_path):
+    src = tmp_path / "ids.cl"
+    src.write_text("""
+__kernel void ids(__global int *out, int w, int h) {
+    int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    int i = (z * h + y) * w + x;
+    out[4 * i + 0] = get_local_id(0) + 100 * get_local_id(1) + 10000 * get_local_id(2);
+    out[4 * i + 1] = get_group_id(0) + 100 * get_group_id(1) + 10000 * get_group_id(2);
+    out[4 * i + 2] = get_global_size(0) + 100 * get_global_size(1);
+    out[4 * i + 3] = 1;
+}""")
+    binary = compile_cl(src, tmp_path / "ids.bin")
+    code = CodeObject.load(binary)
+    k = code.kernel("ids")
+    grid, local = (13, 5, 3), (4, 2, 2)
+    dev = Device("emu")
+    prog = dev.load(binary)
+    n = np.prod(grid)
+    out = dev.array(np.zeros(4 * n, np.int32))
+    # the runtime insists on dividing sizes; drive the emulator directly for partial groups
+    mem = dev.memory
+    kernarg = mem.alloc(64)
+    mem.write(kernarg, np.array([out.address & M32, out.address >> 32, grid[0], grid[1], 3],
+                                dtype=np.uint32))
+    packet = mem.alloc(64)
+    d = Dispatch(k.header, prog.ids.code_address, kernarg, packet, grid, local)
+    mem.write(packet, dispatch_packet(d))
+    start = k.code_offset
+    program = Program(prog.text_image[start:start + len(k.code)], prog.ids.code_address)
+    stats = Emulator(mem).run(program, d)
+    assert stats.workgroups == 4 * 3 * 2
+    got = out.numpy().reshape(grid[2], grid[1], grid[0], 4)
+    z, y, x = np.meshgrid(*(np.arange(n) for n in grid[::-1]), indexing="ij")
+    lx, ly, lz = x % 4, y % 2, z % 2
+    assert (got[..., 3] == 1).all()
+    assert (got[..., 0] == lx + 100 * ly + 10000 * lz).all()
+    assert (got[..., 1] == x // 4 + 100 * (y // 2) + 10000 * (z // 2)).all()
+    assert (got[..., 2] == 13 + 100 * 5).all()
+
+
+# -- commit trace ----------------------------------------------------------------------------
+
+def test_commit_trace_file_and_content(tmp_path):
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_add_i32 v1, vcc, 5, v0
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v2, 2, v0
+    buffer_store_dword v1, v2, s[4:7], 0 offen
+    s_endpgm"""
+    path = tmp_path / "t.jsonl"
+    dev = Device("emu")
+    prog = dev.load_bytes(assemble_kernel(body, "k", kernarg_segment_byte_size=8))
+    out = dev.array(np.zeros(128, np.uint32))
+    res = prog.k(out, global_size=128, local_size=64, trace=str(path))
+    recs = read_trace(path)
+    assert len(recs) == res.instructions == 2 * 8
+    streams = per_wave(recs)
+    assert sorted(streams) == [(0, 0, 0, 0), (1, 0, 0, 0)]
+    for stream in streams.values():
+        assert [r["pc"] for r in stream] == sorted(r["pc"] for r in stream)
+        add = next(r for r in stream if r["op"].startswith("v_add_i32"))
+        assert add["vgpr"]["v1"] == [5 + i for i in range(64)]
+        assert "vcc_lo" in add["sgpr"]
+        store = next(r for r in stream if r["op"].startswith("buffer_store"))
+        addrs = [m[1] for m in store["mem"]]
+        assert addrs == [out.address + 4 * i for i in range(64)]   # both groups: v0 * 4
+        assert store["mem"][3][2] == (8).to_bytes(4, "little").hex()
+    json.dumps(recs)                                           # plain JSON types only
+    mem_trace = CommitTrace()
+    assert mem_trace.records == []
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+def test_errors_name_the_problem():
+    with pytest.raises(UnsupportedInstruction, match=r"at 0x4 .*s_memtime"):
+        run_asm("s_nop 0\ns_memtime s[2:3]\ns_endpgm")
+    with pytest.raises(EmulatorError, match="endless loop"):
+        dev = Device("emu", max_instructions=1000)
+        dev.load_bytes(assemble_kernel(".Lx:\ns_branch .Lx\ns_endpgm", "k")).k(global_size=64)
+    with pytest.raises(MemoryFault, match="unmapped address 0x10"):
+        run_asm("""
+        v_mov_b32 v1, 0x10
+        v_mov_b32 v2, 0
+        s_mov_b64 s[4:5], 0
+        s_mov_b64 s[6:7], 0
+        buffer_load_dword v3, v[1:2], s[4:7], 0 addr64
+        s_endpgm""")
+
+
+def test_runtime_argument_and_ndrange_errors():
+    dev = Device("emu")
+    prog = dev.load("examples/kernels/vecadd.bin")
+    a = dev.array(np.zeros(64, np.int32))
+    with pytest.raises(ArgumentError, match="argument segment"):
+        prog.vecadd(a, a, np.int32(64), global_size=64, local_size=64)
+    with pytest.raises(ArgumentError, match="argument 3 .*numpy scalars"):
+        prog.vecadd(a, a, a, 64, global_size=64, local_size=64)
+    with pytest.raises(NDRangeError, match="does not divide"):
+        prog.vecadd(a, a, a, np.int32(64), global_size=100, local_size=64)
+    with pytest.raises(NDRangeError, match="exceeds"):
+        prog.vecadd(a, a, a, np.int32(64), global_size=2048, local_size=2048)
+    with pytest.raises(UnknownKernelError, match="vecadd"):
+        prog.vecmul(a, a, a, np.int32(64), global_size=64)
+    with pytest.raises(BackendError, match="emu"):
+        Device("gpu")
+    with pytest.raises(ArgumentError):
+        LocalMemory(0)
+
+
+# -- coverage --------------------------------------------------------------------------------
+
+#: What the emulator deliberately leaves out: graphics-era control flow (fork/join, VSKIP,
+#: trap return, halt-by-message), the cycle counter, and the DS ``*_src2_*`` ops (which read
+#: their second operand from LDS at an address derived from the first; no compiler emits them).
+NOT_EMULATED = {"s_cbranch_g_fork", "s_cbranch_i_fork", "s_cbranch_join", "s_setvskip",
+                "s_rfe_b64", "s_sendmsghalt", "s_memtime"}
+
+
+def test_emulator_covers_every_compute_instruction():
+    from gpgpu_hdl.emu import SUPPORTED_MNEMONICS
+    from gpgpu_hdl.isa.table import TABLE
+    missing = {i.mnemonic for i in TABLE if i.mnemonic not in SUPPORTED_MNEMONICS}
+    src2 = {i.mnemonic for i in TABLE if "_src2_" in i.mnemonic}
+    assert missing == NOT_EMULATED | src2
+    assert all(i.mnemonic in SUPPORTED_MNEMONICS for i in TABLE
+               if str(i.unit) in ("valu", "fpu", "fpu64", "vmem"))
