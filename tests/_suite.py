@@ -1,0 +1,23 @@
+"""Load ``examples/suite.py`` (the reference-check suite) for the tests.
+
+It is loaded by path under a unique module name, registered in ``sys.modules`` before it
+runs because its dataclasses look their module up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NAME = "gpgpu_examples_suite"
+
+
+def load_suite():
+    if NAME not in sys.modules:
+        spec = importlib.util.spec_from_file_location(NAME, ROOT / "examples" / "suite.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[NAME] = module
+        spec.loader.exec_module(module)
+    return sys.modules[NAME]
