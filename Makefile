@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.setup-stamp
 BUILD   ?= build
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-all kernels lint clean
+.PHONY: setup demo test test-all kernels lint bench suite clean
 
 setup: $(STAMP)
 
@@ -25,7 +25,13 @@ test-all: setup
 	$(PY) -m pytest -n auto -m "slow or not slow" $(PYTEST_ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check gpgpu_hdl trimmer tests examples
+	$(VENV)/bin/ruff check gpgpu_hdl trimmer tests examples bench
+
+bench: setup
+	$(PY) bench/emu_speed.py
+
+suite: setup
+	$(PY) examples/run_suite.py --backend emu
 
 kernels: setup
 	$(PY) examples/kernels/build.py

@@ -4,7 +4,9 @@
 1. the ISA support manifest (`gpgpu isa --summary`);
 2. what a real clang-19 code object asks of the hardware (`gpgpu info`);
 3. its disassembly, re-assembled by llvm-mc-19 to prove it is byte-exact (`gpgpu disasm`);
-4. the application profile the trimmer builds from the whole suite (`trim ... --report`).
+4. the application profile the trimmer builds from the whole suite (`trim ... --report`);
+5. the kernel run on the golden-model emulator through the host runtime, then the whole
+   reference suite (every example kernel and more) on the emulator, checked against PoCL.
 
 Outputs go to --out (default build/demo).
 """
@@ -58,7 +60,26 @@ def main() -> int:
     step("Application profile of the example suite (trimmer step 1)",
          "trimmer", *bins, "--report", str(report))
     print(f"\nprofile written to {report}")
-    return 0
+
+    if args.kernel == "vecadd":
+        print("\n=== vecadd on the golden-model emulator (gpgpu_hdl.runtime)")
+        import numpy as np
+
+        from gpgpu_hdl.runtime import Device
+        dev = Device("emu")
+        n = 1000
+        a = dev.array(np.arange(n, dtype=np.int32))
+        b = dev.array(np.full(n, 7, np.int32))
+        c = dev.array(np.zeros(n, np.int32))
+        res = dev.load(binary).vecadd(a, b, c, np.int32(n), global_size=1024, local_size=64)
+        ok = (c.numpy() == np.arange(n) + 7).all()
+        print(f"c[:5] = {c.numpy()[:5]}  ({'correct' if ok else 'WRONG'}); "
+              f"{res.instructions} wave-instructions in {res.waves} waves, {res.counts}")
+        if not ok:
+            return 1
+    print("\n=== The reference suite on the emulator, against PoCL", flush=True)
+    return subprocess.run([sys.executable, str(ROOT / "examples" / "run_suite.py"),
+                           "--backend", "emu"], cwd=ROOT).returncode
 
 
 if __name__ == "__main__":
