@@ -1,0 +1,192 @@
+"""The one typed configuration of a compute unit.
+
+Every generator parameter lives in :class:`CuConfig`: a frozen, keyword-only dataclass that
+validates itself on construction, with messages that say what is allowed. The default fits an
+ECP5-85F (LFE5U-85F: 208 EBR of 18 Kbit, 156 multiplier DSPs) with room to spare; see
+:meth:`CuConfig.resources` for the block-RAM estimate it is checked against.
+
+The *profile* is the set of table mnemonics the unit is built to execute: ``"full"`` (every
+instruction of the table) or the mnemonics a trimmer profile keeps. Anything outside it is an
+illegal instruction that traps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .errors import GpgpuError
+from .isa.table import TABLE
+
+__all__ = ["ConfigError", "CuConfig", "Resources", "DEVICES", "SHIFTER_STYLES"]
+
+SHIFTER_STYLES = ("barrel", "multiplier")
+_POWERS_OF_TWO_TO_64 = (1, 2, 4, 8, 16, 32, 64)
+_EBR_BYTES = 2048            # one ECP5 EBR: 18 Kbit, 16 Kbit of data in x32 or x16 modes
+
+
+class ConfigError(GpgpuError, ValueError):
+    """An invalid or unfittable configuration."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """What a target FPGA offers to the compute unit."""
+
+    name: str
+    ebr: int                 # 18-Kbit block RAMs
+    dsp: int                 # 18x18 multipliers
+
+
+#: Targets the configuration can be checked against.
+DEVICES = {
+    "LFE5U-25F": Device("LFE5U-25F", 56, 28),
+    "LFE5U-45F": Device("LFE5U-45F", 108, 72),
+    "LFE5U-85F": Device("LFE5U-85F", 208, 156),
+}
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Block-RAM estimate of a configuration, in ECP5 EBRs."""
+
+    vgpr_ebr: int
+    sgpr_ebr: int
+    lds_ebr: int
+    imem_ebr: int
+
+    @property
+    def ebr(self) -> int:
+        return self.vgpr_ebr + self.sgpr_ebr + self.lds_ebr + self.imem_ebr
+
+
+def _ebrs(nbytes: int, banks: int = 1) -> int:
+    """EBRs for ``nbytes`` split over ``banks`` independent memories (each at least one)."""
+    if nbytes == 0:
+        return 0
+    per_bank = -(-nbytes // banks)
+    return banks * -(-per_bank // _EBR_BYTES)
+
+
+def _choice(name: str, value: object, allowed: Iterable[object]) -> None:
+    allowed = tuple(allowed)
+    if isinstance(value, bool) or value not in allowed:
+        listed = ", ".join(str(a) for a in allowed)
+        raise ConfigError(f"{name} must be one of {listed}, not {value!r}")
+
+
+def _range(name: str, value: object, low: int, high: int, multiple: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high \
+            or value % multiple:
+        extra = f" and a multiple of {multiple}" if multiple > 1 else ""
+        raise ConfigError(f"{name} must be an integer from {low} to {high}{extra}, "
+                          f"not {value!r}")
+
+
+def _power_of_two(name: str, value: object, low: int, high: int, zero: bool = False) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and (
+        (zero and value == 0) or (low <= value <= high and value & (value - 1) == 0))
+    if not ok:
+        what = "0 or " if zero else ""
+        raise ConfigError(f"{name} must be {what}a power of two from {low} to {high}, "
+                          f"not {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CuConfig:
+    """Parameters of one compute unit.
+
+    Attributes
+    ----------
+    lanes : int
+        Lanes per VALU (1, 2, ..., 64); a wave64 instruction takes ``64 // lanes`` passes.
+    valus : int
+        Vector ALUs sharing the issue stage (1 to 4).
+    wave_slots : int
+        Wavefront contexts held by the unit (1 to 40); more hide more latency.
+    vgprs : int
+        VGPRs per wave (4 to 256, a multiple of 4).
+    sgprs : int
+        SGPRs per wave including VCC (8 to 104, a multiple of 8).
+    lds_bytes : int
+        LDS size (0 for none, else a power of two from 256 to 65536).
+    imem_bytes : int
+        Instruction memory (a power of two from 256 to 65536 bytes).
+    shifter : str
+        ``"barrel"`` or ``"multiplier"`` (the eGPU multiplier-based shifter).
+    profile : frozenset of str
+        Mnemonics to build (``"full"`` = the whole table).
+    device : str
+        FPGA the configuration must fit (a key of :data:`DEVICES`).
+    """
+
+    lanes: int = 16
+    valus: int = 1
+    wave_slots: int = 8
+    vgprs: int = 64
+    sgprs: int = 104
+    lds_bytes: int = 32768
+    imem_bytes: int = 16384
+    shifter: str = "multiplier"
+    profile: frozenset[str] | str = "full"
+    device: str = "LFE5U-85F"
+
+    def __post_init__(self) -> None:
+        _choice("lanes", self.lanes, _POWERS_OF_TWO_TO_64)
+        _range("valus", self.valus, 1, 4)
+        _range("wave_slots", self.wave_slots, 1, 40)
+        _range("vgprs", self.vgprs, 4, 256, 4)
+        _range("sgprs", self.sgprs, 8, 104, 8)
+        _power_of_two("lds_bytes", self.lds_bytes, 256, 65536, zero=True)
+        _power_of_two("imem_bytes", self.imem_bytes, 256, 65536)
+        _choice("shifter", self.shifter, SHIFTER_STYLES)
+        _choice("device", self.device, DEVICES)
+        profile = self.profile
+        if isinstance(profile, str):
+            profile = frozenset({profile})
+        try:
+            profile = frozenset(profile)
+        except TypeError:
+            raise ConfigError(f"profile must be 'full' or a set of mnemonics, "
+                              f"not {self.profile!r}") from None
+        if profile == {"full"}:
+            profile = frozenset(info.mnemonic for info in TABLE)
+        known = {info.mnemonic for info in TABLE}
+        unknown = sorted(m for m in profile if m not in known)
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+            raise ConfigError(f"profile names instructions the table does not have: {shown}")
+        object.__setattr__(self, "profile", profile)
+        res, dev = self.resources(), DEVICES[self.device]
+        if res.ebr > dev.ebr:
+            raise ConfigError(
+                f"does not fit {dev.name}: needs about {res.ebr} EBR (VGPRs {res.vgpr_ebr}, "
+                f"SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}) of "
+                f"{dev.ebr}; reduce wave_slots, vgprs, lanes or lds_bytes")
+
+    @property
+    def passes(self) -> int:
+        """VALU passes per wave64 instruction."""
+        return 64 // self.lanes
+
+    @property
+    def is_full(self) -> bool:
+        return len(self.profile) == len(TABLE)
+
+    def resources(self) -> Resources:
+        """Block RAM the register files and memories need. The VGPR file is banked per lane
+        (``lanes * valus`` banks, each holding its lanes' registers of every wave slot)."""
+        banks = self.lanes * self.valus
+        vgpr_bytes = self.wave_slots * self.vgprs * 64 * 4
+        return Resources(vgpr_ebr=_ebrs(vgpr_bytes, banks),
+                         sgpr_ebr=_ebrs(self.wave_slots * self.sgprs * 4),
+                         lds_ebr=_ebrs(self.lds_bytes),
+                         imem_ebr=_ebrs(self.imem_bytes))
+
+    def check_kernel(self, name: str, vgprs: int, sgprs: int, lds_bytes: int) -> None:
+        """Raise ConfigError if a kernel needs more registers or LDS than this unit has."""
+        for what, need, have in (("VGPRs", vgprs, self.vgprs), ("SGPRs", sgprs, self.sgprs),
+                                 ("bytes of LDS", lds_bytes, self.lds_bytes)):
+            if need > have:
+                raise ConfigError(f"kernel {name} needs {need} {what}; this compute unit "
+                                  f"has {have}")
