@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .cu.shifter import SHIFTER_STYLES
 from .errors import GpgpuError
 from .isa.table import TABLE
 
 __all__ = ["ConfigError", "CuConfig", "Resources", "DEVICES", "SHIFTER_STYLES"]
 
-SHIFTER_STYLES = ("barrel", "multiplier")
 _POWERS_OF_TWO_TO_64 = (1, 2, 4, 8, 16, 32, 64)
 _EBR_BYTES = 2048            # one ECP5 EBR: 18 Kbit, 16 Kbit of data in x32 or x16 modes
 
