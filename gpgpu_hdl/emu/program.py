@@ -359,7 +359,6 @@ def _compile_valu(inst: Instruction) -> StepFn | None:
         extra = lambda w: (mask_to_bool(mask_read(w)),)  # noqa: E731
     else:
         extra = None
-    ctx_of = lambda w: w.ctx  # noqa: E731
 
     if info.format is Format.VOPC:
         write_mask = scalar_writer(inst.operand("sdst") if e64 else inst.operand("vcc"), 64)
@@ -367,7 +366,7 @@ def _compile_valu(inst: Instruction) -> StepFn | None:
         r0, r1 = readers
 
         def compare(w: Wave) -> None:
-            mask = _lane_mask(w, fn(ctx_of(w), r0(w), r1(w)))
+            mask = _lane_mask(w, fn(w.ctx, r0(w), r1(w)))
             write_mask(w, mask)
             if cmpx:
                 w.s[126], w.s[127] = mask & M32, mask >> 32
@@ -447,22 +446,25 @@ def _unsupported(inst: Instruction) -> StepFn:
     return trap
 
 
+def _compile(inst: Instruction, code_base: int) -> StepFn | None:
+    """The step function of one instruction, or None if the emulator does not implement it."""
+    fmt, unit = inst.info.format, inst.info.unit
+    if fmt is Format.SOPP:
+        return _compile_sopp(inst)
+    if unit is Unit.SALU:
+        return _compile_salu(inst, code_base)
+    if fmt is Format.SMRD:
+        return compile_smrd(inst)
+    if fmt is Format.DS:
+        return compile_ds(inst)
+    if fmt in (Format.MUBUF, Format.MTBUF):
+        return compile_mubuf(inst)
+    return _compile_valu(inst)
+
+
 def compile_instruction(inst: Instruction, code_base: int) -> StepFn:
     """The step function of one instruction (a raising step if it is not implemented)."""
-    fmt, unit = inst.info.format, inst.info.unit
-    step: StepFn | None
-    if fmt is Format.SOPP:
-        step = _compile_sopp(inst)
-    elif unit is Unit.SALU:
-        step = _compile_salu(inst, code_base)
-    elif fmt is Format.SMRD:
-        step = compile_smrd(inst)
-    elif fmt is Format.DS:
-        step = compile_ds(inst)
-    elif fmt in (Format.MUBUF, Format.MTBUF):
-        step = compile_mubuf(inst)
-    else:
-        step = _compile_valu(inst)
+    step = _compile(inst, code_base)
     return step if step is not None else _unsupported(inst)
 
 
@@ -480,21 +482,7 @@ def supported_mnemonics() -> frozenset[str]:
             words[0:2] = (_HW_REG_MODE | 31 << 11).to_bytes(2, "little")
         if info.format is Format.DS:               # LDS, not GDS
             words[2] &= ~2
-        inst = decode_one(bytes(words))
-        fmt, unit = info.format, info.unit
-        if fmt is Format.SOPP:
-            ok = _compile_sopp(inst) is not None
-        elif unit is Unit.SALU:
-            ok = _compile_salu(inst, 0) is not None
-        elif fmt is Format.SMRD:
-            ok = compile_smrd(inst) is not None
-        elif fmt is Format.DS:
-            ok = compile_ds(inst) is not None
-        elif fmt in (Format.MUBUF, Format.MTBUF):
-            ok = compile_mubuf(inst) is not None
-        else:
-            ok = _compile_valu(inst) is not None
-        if ok:
+        if _compile(decode_one(bytes(words)), 0) is not None:
             supported.add(info.mnemonic)
     return frozenset(supported)
 
