@@ -59,9 +59,8 @@ Transcendentals
     (log2 x), ``v_sin_f32`` and ``v_cos_f32`` (argument in revolutions: sin(2*pi*x)) are
     correctly rounded except when the exact result lies within about 2^-28 ulp of a rounding
     boundary (error <= 0.5 ulp + 2^-28 ulp; these rare cases follow the host libm).
-    ``v_rcp_f64`` and ``v_sqrt_f64`` are correctly rounded, ``v_rsq_f64`` has two binary64
-    roundings (error < 1 ulp). Real SI silicon is only accurate to about 1 ulp, so bit-exact
-    agreement with it is not a goal.
+    ``v_rcp_f64``, ``v_sqrt_f64`` and ``v_rsq_f64`` are correctly rounded. Real SI silicon
+    is only accurate to about 1 ulp, so bit-exact agreement with it is not a goal.
 Division helpers
     ``v_div_scale``, ``v_div_fmas`` and ``v_div_fixup`` follow AMD's later published
     pseudo-code (the SI manual has none, CLRX's is incomplete) with the scale factors of
@@ -85,6 +84,7 @@ Other definitions
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -458,9 +458,31 @@ def rcp_f64(x: np.ndarray) -> np.ndarray:
     return 1.0 / x
 
 
+def _rsq_round(x: float, r: float) -> float:
+    """Correctly rounded 1/sqrt(x) from an estimate ``r`` within a few ulps. The exact
+    result is never a midpoint (its square 1/x would need an odd square denominator), so
+    comparing squared midpoints times x with 1 decides the rounding exactly."""
+    fx = Fraction(x)
+    while True:
+        up, down = math.nextafter(r, math.inf), math.nextafter(r, 0.0)
+        if ((Fraction(r) + Fraction(up)) / 2) ** 2 * fx < 1:
+            r = up
+        elif ((Fraction(r) + Fraction(down)) / 2) ** 2 * fx > 1:
+            r = down
+        else:
+            return r
+
+
 def rsq_f64(x: np.ndarray) -> np.ndarray:
-    """``v_rsq_f64`` model: 1/sqrt(x) with two binary64 roundings (error < 1 ulp)."""
-    return 1.0 / np.sqrt(x)
+    """``v_rsq_f64`` model: correctly rounded 1/sqrt(x) (binary64 estimate, then an exact
+    rounding decision per finite positive lane)."""
+    r = 1.0 / np.sqrt(x)
+    finite = np.flatnonzero((x > 0) & np.isfinite(x) & np.isfinite(r))
+    if len(finite):
+        r = r.copy()
+        r[finite] = [_rsq_round(float(a), float(b))
+                     for a, b in zip(x[finite], r[finite], strict=True)]
+    return r
 
 
 def sqrt_f64(x: np.ndarray) -> np.ndarray:
