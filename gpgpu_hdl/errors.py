@@ -25,3 +25,8 @@ class ToolchainError(GpgpuError):
 class EmulatorError(GpgpuError):
     """A kernel did something the emulator cannot execute (the message names the workgroup,
     wave, PC and instruction)."""
+
+
+class SimulationError(GpgpuError):
+    """An RTL simulation could not be built or run, or its testbench failed (the message holds
+    the useful part of the simulator's log)."""
