@@ -27,7 +27,7 @@ from .elf import ElfFile
 
 __all__ = [
     "EM_AMDGPU", "ELFOSABI_AMDGPU_MESA3D", "STT_AMDGPU_HSA_KERNEL", "SI_MACHINES",
-    "RELOCATION_TYPES", "KERNEL_HEADER_SIZE",
+    "RELOCATION_TYPES", "KERNEL_HEADER_SIZE", "USER_SGPR_SLOTS", "SYSTEM_SGPR_SLOTS",
     "KernelCodeHeader", "SgprRange", "Relocation", "Kernel", "LoadSection", "CodeObject",
 ]
 
@@ -101,6 +101,22 @@ _HEADER = struct.Struct("<IIHHHHqqQQIIIIIIQIHHHHHHHHBBBBi12sQ128s")
 _DENORM = ("flushed", "flushed on output", "flushed on input", "preserved")
 _ROUND = ("round-to-nearest-even", "round-up", "round-down", "round-toward-zero")
 
+
+
+#: The user SGPRs a kernel can ask for, as ``(name, dwords)`` in the fixed hardware order;
+#: each is present when ``enable_sgpr_<name>`` is set, packed from s0.
+USER_SGPR_SLOTS: tuple[tuple[str, int], ...] = (
+    ("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2),
+    ("kernarg_segment_ptr", 2), ("dispatch_id", 2), ("flat_scratch_init", 2),
+    ("private_segment_size", 1), ("grid_workgroup_count_x", 1),
+    ("grid_workgroup_count_y", 1), ("grid_workgroup_count_z", 1))
+
+#: The system SGPRs (one dword each) as ``(name, enabling header bit)``, in order from
+#: s[``user_sgpr_count``].
+SYSTEM_SGPR_SLOTS: tuple[tuple[str, str], ...] = (
+    ("workgroup_id_x", "tgid_x_en"), ("workgroup_id_y", "tgid_y_en"),
+    ("workgroup_id_z", "tgid_z_en"), ("workgroup_info", "tg_size_en"),
+    ("private_segment_wave_byte_offset", "scratch_en"))
 
 @dataclass(frozen=True)
 class KernelCodeHeader:
@@ -280,11 +296,7 @@ class KernelCodeHeader:
 
     def user_sgprs(self) -> list[tuple[str, int]]:
         """The enabled user SGPRs as ``(name, count)``, in the fixed hardware order."""
-        slots = (("private_segment_buffer", 4), ("dispatch_ptr", 2), ("queue_ptr", 2),
-                 ("kernarg_segment_ptr", 2), ("dispatch_id", 2), ("flat_scratch_init", 2),
-                 ("private_segment_size", 1), ("grid_workgroup_count_x", 1),
-                 ("grid_workgroup_count_y", 1), ("grid_workgroup_count_z", 1))
-        return [(name, n) for name, n in slots if getattr(self, f"enable_sgpr_{name}")]
+        return [(name, n) for name, n in USER_SGPR_SLOTS if getattr(self, f"enable_sgpr_{name}")]
 
     def sgpr_layout(self) -> list[SgprRange]:
         """The SGPRs preloaded at wave start, in order, as ``(name, first_sgpr, count)``.
@@ -299,12 +311,8 @@ class KernelCodeHeader:
             layout.append(SgprRange(name, first, count))
             first += count
         first = self.user_sgpr_count
-        for name, enabled in (("workgroup_id_x", self.tgid_x_en),
-                              ("workgroup_id_y", self.tgid_y_en),
-                              ("workgroup_id_z", self.tgid_z_en),
-                              ("workgroup_info", self.tg_size_en),
-                              ("private_segment_wave_byte_offset", self.scratch_en)):
-            if enabled:
+        for name, enable in SYSTEM_SGPR_SLOTS:
+            if getattr(self, enable):
                 layout.append(SgprRange(name, first, 1))
                 first += 1
         return layout

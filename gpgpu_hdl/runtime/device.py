@@ -268,30 +268,45 @@ BACKENDS = ("emu", "verilator", "board")
 
 
 class Device:
-    """A compute device: ``Device("emu")`` is the golden-model emulator.
+    """A compute device: ``Device("emu")`` is the golden-model emulator, ``Device("verilator")``
+    the compute unit's RTL simulated by Verilator.
 
     Parameters
     ----------
     backend : str
-        ``"emu"``. (``"verilator"`` and ``"board"`` are planned; asking for them raises
+        ``"emu"`` or ``"verilator"``. (``"board"`` is planned; asking for it raises
         :class:`BackendError`.)
-    memory_limit : int
-        Bytes of device memory the emulator may allocate.
+    memory_limit : int, optional
+        Bytes of device memory (default 1 GiB on the emulator, 2 MiB of simulated RAM on
+        Verilator).
     max_instructions : int, optional
         Emulator: wave-instructions after which a launch is stopped as an endless loop.
+    config : CuConfig, optional
+        Verilator: the compute unit to simulate (default ``CuConfig()``).
+    max_cycles : int, optional
+        Verilator: clock cycles after which a launch is stopped.
+    mem_latency : int, optional
+        Verilator: cycles from a memory request to its response.
     """
 
-    def __init__(self, backend: str = "emu", *, memory_limit: int = 1 << 30,
-                 max_instructions: int | None = None) -> None:
+    def __init__(self, backend: str = "emu", *, memory_limit: int | None = None,
+                 max_instructions: int | None = None, config: Any = None,
+                 max_cycles: int | None = None, mem_latency: int = 2) -> None:
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}; choose one of "
                                f"{', '.join(BACKENDS)}")
-        if backend != "emu":
-            raise BackendError(f"backend {backend!r} is not available in this version; "
-                               f"use 'emu'")
-        from .backend_emu import EmuBackend
         self.backend_name = backend
-        self.backend = EmuBackend(memory_limit, max_instructions)
+        if backend == "emu":
+            from .backend_emu import EmuBackend
+            self.backend = EmuBackend(memory_limit or 1 << 30, max_instructions)
+        elif backend == "verilator":
+            from .backend_verilator import VerilatorBackend
+            self.backend = VerilatorBackend(config, memory_limit=memory_limit or 1 << 21,
+                                            max_cycles=max_cycles or 20_000_000,
+                                            mem_latency=mem_latency)
+        else:
+            raise BackendError(f"backend {backend!r} is not available in this version; "
+                               f"use 'emu' or 'verilator'")
         self.memory = self.backend.memory
         self._launch_area = (0, 0)
 

@@ -1,0 +1,1490 @@
+"""The compute unit: a Southern Islands wavefront sequencer around the scalar and vector units.
+
+Structure (see ``docs/cu.md``): a code loader copies the kernel into instruction memory; the
+hardware dispatcher walks the grid and starts all waves of a workgroup together, writing their
+SGPRs, VGPRs and EXEC as the code-object header asks (the same ABI as
+:func:`gpgpu_hdl.dispatch.wave_start`); the sequencer then picks a ready wave with rotating
+priority, fetches (32/64-bit encodings and literals), decodes through the generated
+:class:`~gpgpu_hdl.cu.decode.Decoder`, collects scalar operands (SGPR file, special registers,
+inline constants, literals), and executes on the scalar ALU, the ``lanes`` integer lane ALUs
+(a wave takes ``64 / lanes`` passes; the VGPR file is one block RAM bank per lane, read once
+per operand dword per pass so single-read-port RAMs suffice), the LDS, or the memory port.
+
+This first sequencer runs one instruction at a time: memory instructions complete before the
+next instruction issues, so ``s_waitcnt`` is always satisfied; waves interleave at instruction
+granularity, and several workgroups are resident when slots and LDS allow.
+
+Memory port: a stream of dword requests (byte address, write, data, byte mask) answered in
+order by one response per request (read data; writes are acknowledged).
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import CuConfig
+from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
+from ..isa.formats import ENCODING_OF, Format
+from ..isa.table import TABLE
+from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
+from .salu import ScalarAlu
+from .valu import IntLaneAlu
+
+__all__ = ["MemRequest", "MemResponse", "MemoryPortSignature", "DispatchLayout", "TrapLayout",
+           "TraceLayout", "CountersLayout", "TrapCause", "ComputeUnit", "SGPR_SPACE"]
+
+#: Scalar operand codes per wave slot in the SGPR file (s0..s103 are used).
+SGPR_SPACE = 128
+_VCC_LO, _VCC_HI, _M0, _EXEC_LO, _EXEC_HI = 106, 107, 124, 126, 127
+_VCCZ, _EXECZ, _SCC, _LITERAL = 251, 252, 253, 255
+_HW_REG_MODE = 1
+_SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
+
+MemRequest = data.StructLayout({"addr": 32, "write": 1, "data": 32, "mask": 4})
+MemResponse = data.StructLayout({"data": 32})
+
+
+class MemoryPortSignature(wiring.Signature):
+    """Request/response streams to global memory (the CU side is the initiator)."""
+
+    def __init__(self):
+        super().__init__({"req": Out(stream.Signature(MemRequest)),
+                          "rsp": In(stream.Signature(MemResponse))})
+
+
+#: What the host hands the dispatcher for one launch (see :func:`dispatch_fields`).
+DispatchLayout = data.StructLayout({
+    "code_address": 32,
+    "code_dwords": 16,
+    "kernarg_address": 32,
+    "packet_address": 32,
+    "scratch_address": 32,
+    "scratch_wave_bytes": 24,
+    "grid": data.ArrayLayout(32, 3),
+    "local": data.ArrayLayout(11, 3),
+    "group_counts": data.ArrayLayout(32, 3),
+    "lds_bytes": 17,          # LDS per workgroup
+    "group_limit": 4,         # workgroups resident at once (LDS partitions, scratch)
+    "mode": 10,
+    "user_sgpr_count": 5,
+    "user_enables": len(USER_SGPR_SLOTS),
+    "system_enables": len(SYSTEM_SGPR_SLOTS),
+    "vgpr_ids": 2,            # enable_vgpr_workitem_id: v0..v(n) get local ids
+    "private_segment_size": 32,
+    "private_element_size": 2,
+})
+
+
+class TrapCause:
+    NONE = 0
+    ILLEGAL = 1       # instruction outside the profile / not implemented
+    S_TRAP = 2
+    HALT = 3
+    PC_RANGE = 4      # PC left the loaded code
+    SGPR_RANGE = 5    # M0-relative access outside the SGPRs
+    RESOURCES = 6     # the workgroup can never fit
+
+
+TrapLayout = data.StructLayout({"cause": 3, "slot": 4, "pc": 32, "inst": 64})
+
+CountersLayout = data.StructLayout({"cycles": 48, "instructions": 40, "valu_busy": 40,
+                                    "mem_wait": 40, "idle": 40})
+
+
+def _trace_layout(lanes_total: int = 64) -> data.StructLayout:
+    return data.StructLayout({
+        "slot": 4, "group": data.ArrayLayout(32, 3), "wave": 5, "pc": 32, "inst": 64,
+        "exec": 64, "s_code": 8, "s_count": 5, "s_data": data.ArrayLayout(32, 16),
+        "v_reg": 9, "v_count": 3, "v_data": data.ArrayLayout(data.ArrayLayout(32, lanes_total),
+                                                             4),
+        "scc": 1, "mode": 10, "exec_after": 64, "vcc_after": 64, "m0": 32})
+
+
+TraceLayout = _trace_layout()
+
+
+def dispatch_fields(d, code_dwords: int, group_limit: int) -> dict:
+    """Field values of :data:`DispatchLayout` for a :class:`gpgpu_hdl.dispatch.Dispatch`."""
+    h = d.header
+    return {
+        "code_address": d.code_address, "code_dwords": code_dwords,
+        "kernarg_address": d.kernarg_address, "packet_address": d.packet_address,
+        "scratch_address": d.scratch_address if h.workitem_private_segment_byte_size else 0,
+        "scratch_wave_bytes": d.scratch_wave_bytes,
+        "grid": list(d.grid), "local": list(d.local), "group_counts": list(d.group_counts),
+        "lds_bytes": d.lds_bytes, "group_limit": group_limit,
+        "mode": (h.float_mode & 0xFF) | (h.dx10_clamp << 8) | (h.ieee_mode << 9),
+        "user_sgpr_count": h.user_sgpr_count,
+        "user_enables": sum(getattr(h, f"enable_sgpr_{n}") << i
+                            for i, (n, _) in enumerate(USER_SGPR_SLOTS)),
+        "system_enables": sum(getattr(h, bit) << i
+                              for i, (_, bit) in enumerate(SYSTEM_SGPR_SLOTS)),
+        "vgpr_ids": h.enable_vgpr_workitem_id,
+        "private_segment_size": h.workitem_private_segment_byte_size,
+        "private_element_size": h.private_element_size,
+    }
+
+
+def _field(fmt: Format, name: str, word: Signal):
+    f = ENCODING_OF[fmt].field(name)
+    return word[f.lo:f.hi + 1]
+
+
+class ComputeUnit(wiring.Component):
+    """One compute unit.
+
+    Parameters
+    ----------
+    config : CuConfig
+        Lanes, wave slots, register files, LDS, instruction memory, shifter and profile.
+    trace : bool
+        Add the commit-trace port (simulation; costs a 64-lane result register).
+
+    Members
+    -------
+    mem : Out(MemoryPortSignature())
+        Global memory (code, kernargs, buffers, scratch).
+    start : In(1)
+        Pulse to launch the dispatch on ``dispatch`` (ignored while busy).
+    dispatch : In(DispatchLayout)
+        The launch; must stay stable while busy.
+    busy : Out(1)
+    done : Out(1)
+        One-cycle pulse when the launch has finished (all waves ended, or a trap).
+    trap : Out(TrapLayout)
+        Why the last launch stopped early (``cause`` 0 when it did not).
+    counters : Out(CountersLayout)
+        Performance counters of the current/last launch.
+    commit : Out(1)
+        Pulses once per retired instruction (with ``trace`` when enabled).
+    trace : Out(TraceLayout)
+        Only with ``trace=True``: the retired instruction and what it wrote.
+    """
+
+    def __init__(self, config: CuConfig | None = None, *, trace: bool = False):
+        self._config = config if config is not None else CuConfig()
+        self._trace = trace
+        members = {
+            "mem": Out(MemoryPortSignature()),
+            "start": In(1),
+            "dispatch": In(DispatchLayout),
+            "busy": Out(1),
+            "done": Out(1),
+            "trap": Out(TrapLayout),
+            "counters": Out(CountersLayout),
+            "commit": Out(1),
+        }
+        if trace:
+            members["trace"] = Out(TraceLayout)
+        super().__init__(members)
+
+    @property
+    def config(self) -> CuConfig:
+        return self._config
+
+    @property
+    def has_trace(self) -> bool:
+        return self._trace
+
+    # ------------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        cfg = self._config
+        m = Module()
+        W, L = cfg.wave_slots, cfg.lanes
+        P = 64 // L
+        NV = cfg.vgprs
+        log_l = L.bit_length() - 1
+        imem_words = cfg.imem_bytes // 4
+        lds_words = max(cfg.lds_bytes // 4, 1)
+
+        # --- storage -----------------------------------------------------------------------
+        m.submodules.imem = imem = memory.Memory(shape=32, depth=imem_words, init=[])
+        im_r = imem.read_port(transparent_for=())
+        im_w = imem.write_port()
+
+        m.submodules.sgprs = sgprs = memory.Memory(shape=32, depth=W * SGPR_SPACE, init=[])
+        sg_w = sgprs.write_port()
+        sg_r = sgprs.read_port(transparent_for=())
+
+        vbank_r, vbank_w = [], []
+        for j in range(L):
+            bank = memory.Memory(shape=32, depth=W * NV * P, init=[])
+            m.submodules[f"vgpr{j}"] = bank
+            vbank_w.append(bank.write_port())
+            vbank_r.append(bank.read_port(transparent_for=()))
+
+        has_lds = cfg.lds_bytes > 0
+        if has_lds:
+            m.submodules.lds = lds = memory.Memory(shape=32, depth=lds_words, init=[])
+            lds_w = lds.write_port(granularity=8)
+            lds_r = lds.read_port(transparent_for=())
+
+        # --- units ---------------------------------------------------------------------------
+        m.submodules.decoder = dec = Decoder(profile=cfg.profile)
+        m.submodules.salu = salu = ScalarAlu(shifter=cfg.shifter)
+        lanes = []
+        for j in range(L):
+            alu = IntLaneAlu(shifter=cfg.shifter)
+            m.submodules[f"valu{j}"] = alu
+            lanes.append(alu)
+
+        d = self.dispatch
+
+        # --- per-wave state --------------------------------------------------------------
+        def warr(name, width):
+            return Array(Signal(width, name=f"{name}{i}") for i in range(W))
+        w_live = warr("w_live", 1)          # slot holds a wave
+        w_bar = warr("w_bar", 1)            # waiting at a barrier
+        w_pc = warr("w_pc", 32)
+        w_exec = warr("w_exec", 64)
+        w_vcc = warr("w_vcc", 64)
+        w_m0 = warr("w_m0", 32)
+        w_scc = warr("w_scc", 1)
+        w_mode = warr("w_mode", 10)
+        w_grp = warr("w_grp", 4)
+        w_wave = warr("w_wave", 5)
+        G = W                                # group contexts
+        g_live = Array(Signal(6, name=f"g_live{i}") for i in range(G))
+        g_arrived = Array(Signal(6, name=f"g_arrived{i}") for i in range(G))
+        g_used = Array(Signal(1, name=f"g_used{i}") for i in range(G))
+        g_id = Array(Signal(data.ArrayLayout(32, 3), name=f"g_id{i}") for i in range(G))
+        g_lds = Array(Signal(17, name=f"g_lds{i}") for i in range(G))
+
+        # current instruction's wave (working copies)
+        slot = Signal(range(W))
+        pc = Signal(32)
+        exec_ = Signal(64)
+        vcc = Signal(64)
+        m0 = Signal(32)
+        scc = Signal()
+        mode = Signal(10)
+        grp = Signal(4)
+        ir = Signal(64)
+        literal = Signal(32)
+        ctl = Signal.like(dec.ctl)
+        fmt = Signal(4)
+        next_pc = Signal(32)
+        exec_before = Signal(64)
+
+        m.d.comb += dec.inst.eq(ir)
+
+        # --- counters and status -----------------------------------------------------
+        cnt = self.counters
+        running = Signal()
+        with m.If(running):
+            m.d.sync += cnt.cycles.eq(cnt.cycles + 1)
+        m.d.comb += self.busy.eq(running)
+        m.d.sync += [self.done.eq(0), self.commit.eq(0)]
+
+        # --- memory port defaults --------------------------------------------------------
+        req, rsp = self.mem.req, self.mem.rsp
+        m.d.comb += rsp.ready.eq(1)
+
+        # --- SGPR file access helpers ------------------------------------------------------
+        def sgpr_addr(s, code):
+            return s * SGPR_SPACE + code
+
+        # scalar write queue (SWRITE): words sw_buf[0..sw_n-1] to codes sw_code + k
+        sw_buf = Array(Signal(32, name=f"sw_buf{k}") for k in range(16))
+        sw_code = Signal(8)
+        sw_n = Signal(5)
+        sw_k = Signal(5)
+
+        # scalar operand buffer (SREAD): 6 words
+        sb = Array(Signal(32, name=f"sb{k}") for k in range(6))
+        rd_code = Array(Signal(9, name=f"rd_code{k}") for k in range(6))
+        rd_k = Array(Signal(2, name=f"rd_k{k}") for k in range(6))     # dword within operand
+        rd_en = Signal(6)
+        rd_i = Signal(3)
+        rd_prev = Signal(3)
+        rd_prev_valid = Signal()
+
+        def src64(i):
+            return ctl.src64.bit_select(i, 1)
+
+        def lane_index(j):
+            """Wave lane handled by lane ALU / VGPR bank ``j`` in the current pass."""
+            return pass_ * L + j
+
+        # value of the scalar operand entry read in the previous cycle (SREAD)
+        def scalar_value(code, k, src_index, sgpr_data):
+            value = Signal(32, name="sval")
+            is64 = Signal(name="sval_is64")
+            isf = Signal(name="sval_isf")
+            m.d.comb += [is64.eq(ctl.src64.bit_select(src_index, 1)),
+                         isf.eq(ctl.srcf.bit_select(src_index, 1))]
+            reg = Signal(8, name="sval_reg")
+            m.d.comb += reg.eq(code[:7] + k)
+            with m.If(code < 128), m.Switch(reg):
+                with m.Case(_VCC_LO):
+                    m.d.comb += value.eq(vcc[:32])
+                with m.Case(_VCC_HI):
+                    m.d.comb += value.eq(vcc[32:])
+                with m.Case(_M0):
+                    m.d.comb += value.eq(m0)
+                with m.Case(_EXEC_LO):
+                    m.d.comb += value.eq(exec_[:32])
+                with m.Case(_EXEC_HI):
+                    m.d.comb += value.eq(exec_[32:])
+                with m.Default(), m.If(reg < cfg.sgprs):
+                    m.d.comb += value.eq(sgpr_data)
+            with m.Elif((code >= 128) & (code <= 192)):
+                m.d.comb += value.eq(Mux(k == 0, code - 128, 0))
+            with m.Elif((code >= 193) & (code <= 208)):
+                neg = Signal(32, name="sval_neg")
+                m.d.comb += neg.eq(192 - code)
+                m.d.comb += value.eq(Mux(k == 0, neg, Mux(is64, 0xFFFFFFFF, 0)))
+            with m.Elif((code >= 240) & (code <= 247)):
+                f32 = [0x3F000000, 0xBF000000, 0x3F800000, 0xBF800000, 0x40000000, 0xC0000000,
+                       0x40800000, 0xC0800000]
+                f64 = [0x3FE00000, 0xBFE00000, 0x3FF00000, 0xBFF00000, 0x40000000, 0xC0000000,
+                       0x40100000, 0xC0100000]
+                c32 = Array(Const(v, 32) for v in f32)[code - 240]
+                c64 = Array(Const(v, 32) for v in f64)[code - 240]
+                m.d.comb += value.eq(Mux(is64, Mux(k == 0, 0, c64), c32))
+            with m.Elif(code == _VCCZ):
+                m.d.comb += value.eq(Mux(k == 0, vcc == 0, 0))
+            with m.Elif(code == _EXECZ):
+                m.d.comb += value.eq(Mux(k == 0, exec_ == 0, 0))
+            with m.Elif(code == _SCC):
+                m.d.comb += value.eq(Mux(k == 0, scc, 0))
+            with m.Elif(code == _LITERAL):
+                m.d.comb += value.eq(Mux(is64 & isf, Mux(k == 0, 0, literal),
+                                         Mux(k == 0, literal, 0)))
+            return value
+
+        # --- vector operand latches (VREAD) -----------------------------------------------
+        vl = [[Signal(32, name=f"vl{i}_{j}") for j in range(L)] for i in range(6)]
+        vr_reg = Array(Signal(9, name=f"vr_reg{k}") for k in range(6))
+        vr_en = Signal(6)
+        vr_prev = Signal(3)
+        vr_prev_valid = Signal()
+        pass_ = Signal(range(P))
+
+        def vaddr(s, reg, p):
+            return (s * NV + reg) * P + p
+
+        # --- decode field views --------------------------------------------------------
+        w0 = ir[:32]
+        # 9-bit VOP source codes
+        vop_src0 = ir[0:9]
+        e32_vsrc1 = Cat(ir[9:17], Const(1, 1))      # VGPR: 256 + vsrc1
+        vop3_src0, vop3_src1, vop3_src2 = ir[32:41], ir[41:50], ir[50:59]
+        vop3_vdst = ir[0:8]
+        vop3_sdst = ir[8:15]
+        e32_vdst = ir[17:25]
+        vop3_mods = Signal()
+        m.d.comb += vop3_mods.eq((ir[8:12] != 0) | (ir[59:64] != 0))
+
+        src_code = Array(Signal(9, name=f"src_code{i}") for i in range(3))
+        vdst = Signal(9)
+        sdst = Signal(8)     # scalar destination code
+        with m.Switch(fmt):
+            for f, scode, sdcode in ((Format.SOP2, ("ssrc0", "ssrc1"), "sdst"),
+                                     (Format.SOPC, ("ssrc0", "ssrc1"), None),
+                                     (Format.SOP1, ("ssrc0",), "sdst"),
+                                     (Format.SOPK, ("sdst",), "sdst")):
+                with m.Case(FORMAT_TAG[f]):
+                    for i, name in enumerate(scode):
+                        m.d.comb += src_code[i].eq(_field(f, name, w0))
+                    if sdcode:
+                        m.d.comb += sdst.eq(_field(f, sdcode, w0))
+            with m.Case(FORMAT_TAG[Format.SMRD]):
+                m.d.comb += sdst.eq(_field(Format.SMRD, "sdst", w0))
+            with m.Case(FORMAT_TAG[Format.VOP1]):
+                m.d.comb += [src_code[0].eq(vop_src0), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
+            with m.Case(FORMAT_TAG[Format.VOP2]):
+                m.d.comb += [src_code[0].eq(vop_src0), src_code[1].eq(e32_vsrc1),
+                             src_code[2].eq(_VCC_LO), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
+                with m.If(ctl.spec == Spec.V_READLANE):     # VSRC1 names the lane SGPR
+                    m.d.comb += src_code[1].eq(ir[9:17])
+            with m.Case(FORMAT_TAG[Format.VOPC]):
+                m.d.comb += [src_code[0].eq(vop_src0), src_code[1].eq(e32_vsrc1),
+                             sdst.eq(_VCC_LO)]
+            with m.Case(FORMAT_TAG[Format.VOP3]):
+                m.d.comb += [src_code[0].eq(vop3_src0), src_code[1].eq(vop3_src1),
+                             src_code[2].eq(vop3_src2), vdst.eq(vop3_vdst),
+                             sdst.eq(Mux(ctl.vopc, vop3_vdst, vop3_sdst))]
+                # VOP3 of v_readlane/readfirstlane: the scalar destination is VDST
+                with m.If(ctl.unit == XUnit.VSPEC):
+                    m.d.comb += sdst.eq(vop3_vdst)
+        with m.If(ctl.rd_dst):
+            m.d.comb += src_code[1].eq(sdst)
+        # e32 carry/select: VCC; e64: src2 (the SGPR pair)
+        cin_code = Signal(9)
+        m.d.comb += cin_code.eq(Mux(ctl.e64, src_code[2], _VCC_LO))
+        # vop3b / VOPC lane-mask destination
+        mask_dst = Signal(8)
+        m.d.comb += mask_dst.eq(Mux(ctl.e64, Mux(ctl.vopc, vop3_vdst, vop3_sdst), _VCC_LO))
+
+        # literal present?
+        has_lit = Signal()
+        with m.Switch(fmt):
+            with m.Case(FORMAT_TAG[Format.SOP2], FORMAT_TAG[Format.SOPC]):
+                m.d.comb += has_lit.eq((w0[0:8] == _LITERAL) | (w0[8:16] == _LITERAL))
+            with m.Case(FORMAT_TAG[Format.SOP1]):
+                m.d.comb += has_lit.eq(w0[0:8] == _LITERAL)
+            with m.Case(FORMAT_TAG[Format.VOP1], FORMAT_TAG[Format.VOP2],
+                        FORMAT_TAG[Format.VOPC]):
+                m.d.comb += has_lit.eq(vop_src0 == _LITERAL)
+        is_setreg_imm = Signal()
+        m.d.comb += is_setreg_imm.eq((fmt == FORMAT_TAG[Format.SOPK]) &
+                                     (_field(Format.SOPK, "op", w0) == _SETREG_IMM32))
+
+        # --- dispatcher state ------------------------------------------------------------
+        gx, gy, gz = Signal(32), Signal(32), Signal(32)        # workgroup ids
+        bx, by, bz = Signal(32), Signal(32), Signal(32)        # first work-item of the group
+        grid_done = Signal()
+        groups_live = Signal(5)
+        size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
+        items = Signal(22)
+        nwaves = Signal(6)
+        launch_wave = Signal(5)
+        launch_grp = Signal(4)
+        launch_slot = Signal(range(W))
+        init_i = Signal(6)         # SGPR init step
+        init_idx = Signal(7)       # next SGPR index
+        lane_i = Signal(7)
+        lane_x, lane_y, lane_z = Signal(11), Signal(11), Signal(11)
+        vid = Signal(2)
+        wave_x0, wave_y0, wave_z0 = Signal(11), Signal(11), Signal(11)
+        load_k = Signal(16)
+        load_n = Signal(16)
+
+        # free resources
+        free_slots = Signal(range(W + 1))
+        m.d.comb += free_slots.eq(sum(~w_live[i] for i in range(W)))
+        free_grp = Signal(4)
+        free_grp_ok = Signal()
+        for i in reversed(range(G)):
+            with m.If(~g_used[i] & (i < d.group_limit)):
+                m.d.comb += [free_grp.eq(i), free_grp_ok.eq(1)]
+        free_slot = Signal(range(W))
+        for i in reversed(range(W)):
+            with m.If(~w_live[i]):
+                m.d.comb += free_slot.eq(i)
+
+        m.d.comb += [size[i].eq(Mux(rem < d.local[i], rem, d.local[i]))
+                     for i, rem in enumerate((d.grid[0] - bx, d.grid[1] - by, d.grid[2] - bz))]
+        m.d.comb += items.eq(size[0] * size[1] * size[2])
+        m.d.comb += nwaves.eq((items + 63) >> 6)
+
+        # SGPR init values, in the fixed order of the header's slots
+        init_values = []     # (enable, value) per dword
+        scratch_on = Signal()
+        m.d.comb += scratch_on.eq((d.private_segment_size != 0) & (d.scratch_address != 0))
+        dw3 = Signal(32)
+        m.d.comb += dw3.eq((1 << 15) | (d.private_element_size << 19) | (3 << 21) | (1 << 23))
+        user_values = {
+            "private_segment_buffer": [d.scratch_address, Const(1 << 31, 32), Const(0xFFFFFFFF, 32),
+                                       dw3],
+            "dispatch_ptr": [d.packet_address, 0], "queue_ptr": [0, 0],
+            "kernarg_segment_ptr": [d.kernarg_address, 0], "dispatch_id": [0, 0],
+            "flat_scratch_init": [0, 0], "private_segment_size": [d.private_segment_size],
+            "grid_workgroup_count_x": [d.group_counts[0]],
+            "grid_workgroup_count_y": [d.group_counts[1]],
+            "grid_workgroup_count_z": [d.group_counts[2]],
+        }
+        for i, (name, count) in enumerate(USER_SGPR_SLOTS):
+            for k in range(count):
+                v = user_values[name][k]
+                if name == "private_segment_buffer":
+                    v = Mux(scratch_on, v, 0)
+                init_values.append((d.user_enables[i], v, False))
+        system_values = {"workgroup_id_x": gx, "workgroup_id_y": gy, "workgroup_id_z": gz,
+                         "workgroup_info": nwaves,
+                         "private_segment_wave_byte_offset": launch_wave * d.scratch_wave_bytes}
+        for i, (name, _) in enumerate(SYSTEM_SGPR_SLOTS):
+            init_values.append((d.system_enables[i], system_values[name], i == 0))
+        n_init = len(init_values)
+
+        # --- scheduler: rotating priority among ready waves ---------------------------------
+        rr = Signal(range(W))
+        ready = Signal(W)
+        m.d.comb += ready.eq(Cat(w_live[i] & ~w_bar[i] for i in range(W)))
+        pick = Signal(range(W))
+        pick_ok = Signal()
+        # first ready slot at or after rr (wrapping)
+        for off in reversed(range(W)):
+            idx = Signal(range(W), name=f"rr_idx{off}")
+            m.d.comb += idx.eq(Mux(rr + off >= W, rr + off - W, rr + off))
+            with m.If(ready.bit_select(idx, 1)):
+                m.d.comb += [pick.eq(idx), pick_ok.eq(1)]
+
+        # --- trap ---------------------------------------------------------------------------
+        trap = self.trap
+
+        # --- trace ------------------------------------------------------------------------------
+        tr = self.trace if self._trace else None
+
+        def trace_s(code, count, words):
+            if tr is None:
+                return []
+            return [tr.s_code.eq(code), tr.s_count.eq(count)] + [
+                tr.s_data[k].eq(w) for k, w in enumerate(words)]
+
+        # --- the sequencer ----------------------------------------------------------------------
+        # shared datapath signals
+        a64 = Signal(64)
+        b64 = Signal(64)
+        c64 = Signal(64)
+        m.d.comb += [a64.eq(Cat(sb[0], sb[1])), b64.eq(Cat(sb[2], sb[3])),
+                     c64.eq(Cat(sb[4], sb[5]))]
+        simm16 = w0[0:16]
+        simm16_sext = Signal(32)
+        m.d.comb += simm16_sext.eq(simm16.as_signed())
+        branch_target = Signal(32)
+        m.d.comb += branch_target.eq(pc + 4 + (simm16_sext << 2))
+
+        flags = Signal(64)          # VOPC/carry results collected over passes
+        mem_lane = Signal(range(L))
+        mem_el = Signal(2)          # element (DS read2/write2)
+        mem_k = Signal(3)           # dword within the element
+        mem_old = Signal(32)
+        lane_global = Signal(6)
+        m.d.comb += lane_global.eq(pass_ * L + mem_lane)
+        target_lane = Signal(6)
+
+        # M0-relative register offsets
+        Signal(9)
+
+        # unit ops
+        m.d.comb += salu.op.eq(ctl.op)
+        m.d.comb += [salu.a.eq(a64), salu.b.eq(b64), salu.scc_in.eq(scc),
+                     salu.exec_in.eq(exec_)]
+        with m.If(fmt == FORMAT_TAG[Format.SOPK]):
+            m.d.comb += salu.b.eq(simm16)
+
+        # per-lane VALU operands
+        vsrc = [[Signal(64, name=f"vsrc{s}_{j}") for j in range(L)] for s in range(3)]
+        for j, alu in enumerate(lanes):
+            for s in range(3):
+                from_vgpr = src_code[s][8]
+                m.d.comb += vsrc[s][j].eq(Mux(from_vgpr, Cat(vl[2 * s][j], vl[2 * s + 1][j]),
+                                              Cat(sb[2 * s], sb[2 * s + 1])))
+            m.d.comb += [alu.op.eq(ctl.op), alu.src0.eq(vsrc[0][j]), alu.src1.eq(vsrc[1][j]),
+                         alu.src2.eq(vsrc[2][j]),
+                         alu.cin.eq(c64.bit_select(lane_index(j), 1)),
+                         alu.lane.eq(lane_index(j))]
+
+        exec_pass = Signal(L)
+        m.d.comb += exec_pass.eq(exec_.word_select(pass_, L))
+
+        # VGPR write helpers
+        def vwrite(j, reg, value, en=1):
+            return [vbank_w[j].addr.eq(vaddr(slot, reg, pass_)), vbank_w[j].data.eq(value),
+                    vbank_w[j].en.eq(en)]
+
+        def trace_v(dw, j, value):
+            if tr is None:
+                return []
+            return [tr.v_data[dw][lane_index(j)].eq(value)]
+
+        valu_busy = Signal()
+        mem_busy = Signal()
+        with m.If(valu_busy):
+            m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
+        with m.If(mem_busy):
+            m.d.sync += cnt.mem_wait.eq(cnt.mem_wait + 1)
+
+        def start_swrite(code, n):
+            return [sw_code.eq(code), sw_n.eq(n), sw_k.eq(0)]
+
+        # LSU address computation (BUF) for lane mem_lane
+        vsharp = [sb[0], sb[1], sb[2], sb[3]]
+        buf_base = Signal(32)
+        buf_stride = Signal(14)
+        buf_records = Signal(32)
+        buf_swizzle = Signal()
+        buf_add_tid = Signal()
+        buf_elem = Signal(2)
+        buf_istride = Signal(2)
+        m.d.comb += [buf_base.eq(vsharp[0]), buf_stride.eq(vsharp[1][16:30]),
+                     buf_records.eq(vsharp[2]), buf_swizzle.eq(vsharp[1][31]),
+                     buf_add_tid.eq(vsharp[3][23]), buf_elem.eq(vsharp[3][19:21]),
+                     buf_istride.eq(vsharp[3][21:23])]
+        f_offen = _field(Format.MUBUF, "offen", ir)
+        f_idxen = _field(Format.MUBUF, "idxen", ir)
+        f_addr64 = _field(Format.MUBUF, "addr64", ir)
+        f_glc = _field(Format.MUBUF, "glc", ir)
+        f_offset = _field(Format.MUBUF, "offset", ir)
+        f_vaddr = _field(Format.MUBUF, "vaddr", ir)
+        f_vdata = _field(Format.MUBUF, "vdata", ir)
+        f_srsrc = _field(Format.MUBUF, "srsrc", ir)
+        f_soffset = _field(Format.MUBUF, "soffset", ir)
+        lane_v = [Array(vl[i][j] for j in range(L))[mem_lane] for i in range(6)]
+        soffset = sb[4]
+        b_index = Signal(32)
+        b_off = Signal(32)
+        b_boff = Signal(32)
+        b_addr = Signal(32)
+        b_ok = Signal()
+        size_bytes = Signal(4)
+        m.d.comb += size_bytes.eq(Mux(ctl.size == 4, ctl.dwords << 2, ctl.size))
+        m.d.comb += [b_index.eq(Mux(f_idxen, lane_v[0], 0) + Mux(buf_add_tid, lane_global, 0)),
+                     b_off.eq(f_offset + Mux(f_offen, Mux(f_idxen, lane_v[1], lane_v[0]), 0))]
+        es = buf_elem + 1            # log2(elem): elem = 2 << ELEMENT_SIZE
+        ist = buf_istride + 3        # log2(index stride): 8 << INDEX_STRIDE
+        with m.If(buf_swizzle):
+            m.d.comb += b_boff.eq((b_off & ((Const(1, 32) << es) - 1))
+                                  + ((b_index & ((Const(1, 32) << ist) - 1)) << es)
+                                  + (((b_index >> ist) * buf_stride
+                                      + ((b_off >> es) << es)) << ist))
+        with m.Else():
+            m.d.comb += b_boff.eq(b_index * buf_stride + b_off)
+        with m.If(f_addr64):
+            m.d.comb += [b_addr.eq(lane_v[0] + buf_base + f_offset + soffset), b_ok.eq(1)]
+        with m.Else():
+            m.d.comb += [b_addr.eq(b_boff + buf_base + soffset),
+                         b_ok.eq(Mux(buf_stride == 0,
+                                     (b_boff + size_bytes) <= (buf_records - soffset),
+                                     b_index < buf_records))]
+        # addresses of later dwords of the same lane
+        b_word_addr = Signal(32)
+        m.d.comb += b_word_addr.eq(b_addr + (mem_k << 2))
+
+        # DS addresses
+        f_off0 = _field(Format.DS, "offset0", ir)
+        f_off1 = _field(Format.DS, "offset1", ir)
+        f_dsaddr = _field(Format.DS, "addr", ir)
+        f_data0 = _field(Format.DS, "data0", ir)
+        f_data1 = _field(Format.DS, "data1", ir)
+        f_dsvdst = _field(Format.DS, "vdst", ir)
+        ds_stride = Signal(9)
+        m.d.comb += ds_stride.eq(Mux(ctl.st64, 64, 1) * Mux(ctl.dwords == 2, 8, ctl.size))
+        ds_el = Signal(32)          # address of the element
+        ds_a = Signal(32)           # address of dword mem_k of the element
+        with m.If(ctl.two):
+            m.d.comb += ds_el.eq(lane_v[0] + Mux(mem_el == 0, f_off0, f_off1) * ds_stride)
+        with m.Else():
+            m.d.comb += ds_el.eq(lane_v[0] + Cat(f_off0, f_off1))
+        m.d.comb += ds_a.eq(ds_el + (mem_k << 2))
+        ds_limit = Signal(32)
+        lds_size = Signal(17)
+        m.d.comb += lds_size.eq(d.lds_bytes)
+        m.d.comb += ds_limit.eq(Mux(m0 < lds_size, m0, lds_size))
+        ds_ok = Signal()
+        m.d.comb += ds_ok.eq((ds_el + Mux(ctl.dwords == 2, 8, ctl.size)) <= ds_limit)
+        ds_word = Signal(range(lds_words))
+        m.d.comb += ds_word.eq((ds_a + g_lds[grp]) >> 2)
+
+        # sub-dword extraction / insertion
+        def extract(word, byte_addr):
+            sh = byte_addr[0:2] << 3
+            v = word >> sh
+            out = Signal(32, name="extracted")
+            with m.Switch(Cat(ctl.size == 1, ctl.size == 2)):
+                with m.Case(0b01):
+                    m.d.comb += out.eq(Mux(ctl.signed, v[:8].as_signed(), v[:8]))
+                with m.Case(0b10):
+                    m.d.comb += out.eq(Mux(ctl.signed, v[:16].as_signed(), v[:16]))
+                with m.Default():
+                    m.d.comb += out.eq(word)
+            return out
+
+        def byte_mask(byte_addr):
+            return Mux(ctl.size == 1, Const(1, 4) << byte_addr[0:2],
+                       Mux(ctl.size == 2, Const(3, 4) << byte_addr[0:2], 0xF))
+
+        # atomic ALU
+        at_data = Signal(32)
+        at_data2 = Signal(32)
+        at_new = Signal(32)
+        with m.Switch(ctl.atomic):
+            for op, expr in (
+                    (AtomicOp.SWAP, at_data), (AtomicOp.ADD, mem_old + at_data),
+                    (AtomicOp.SUB, mem_old - at_data), (AtomicOp.RSUB, at_data - mem_old),
+                    (AtomicOp.INC, Mux(mem_old >= at_data, 0, mem_old + 1)),
+                    (AtomicOp.DEC, Mux((mem_old == 0) | (mem_old > at_data), at_data,
+                                       mem_old - 1)),
+                    (AtomicOp.MIN_I, Mux(at_data.as_signed() < mem_old.as_signed(), at_data,
+                                         mem_old)),
+                    (AtomicOp.MAX_I, Mux(at_data.as_signed() > mem_old.as_signed(), at_data,
+                                         mem_old)),
+                    (AtomicOp.MIN_U, Mux(at_data < mem_old, at_data, mem_old)),
+                    (AtomicOp.MAX_U, Mux(at_data > mem_old, at_data, mem_old)),
+                    (AtomicOp.AND, mem_old & at_data), (AtomicOp.OR, mem_old | at_data),
+                    (AtomicOp.XOR, mem_old ^ at_data),
+                    (AtomicOp.MSKOR, (mem_old & ~at_data) | at_data2),
+                    (AtomicOp.CMPST, Mux(mem_old == at_data, at_data2, mem_old)),
+                    (AtomicOp.CMPSWAP, Mux(mem_old == at_data2, at_data, mem_old))):
+                with m.Case(op):
+                    m.d.comb += at_new.eq(expr)
+
+        sread_value = scalar_value(rd_code[rd_prev], rd_k[rd_prev], rd_prev >> 1, sg_r.data)
+
+        with m.FSM(name="seq"):
+            # ---------------------------------------------------------------- idle / loading
+            with m.State("IDLE"), m.If(self.start):
+                m.d.sync += [running.eq(1), cnt.eq(0), trap.eq(0),
+                             load_k.eq(0), load_n.eq(0), gx.eq(0), gy.eq(0), gz.eq(0),
+                             bx.eq(0), by.eq(0), bz.eq(0), grid_done.eq(0),
+                             groups_live.eq(0), rr.eq(0)]
+                m.d.sync += [g_used[i].eq(0) for i in range(G)]
+                m.d.sync += [w_live[i].eq(0) for i in range(W)]
+                m.next = "LOAD_CODE"
+
+            with m.State("LOAD_CODE"):
+                # stream code_dwords requests; responses fill imem in order
+                m.d.comb += mem_busy.eq(1)
+                with m.If(load_k < d.code_dwords):
+                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq(d.code_address
+                                                                        + (load_k << 2))]
+                    with m.If(req.ready):
+                        m.d.sync += load_k.eq(load_k + 1)
+                with m.If(rsp.valid):
+                    m.d.comb += [im_w.addr.eq(load_n), im_w.data.eq(rsp.payload.data),
+                                 im_w.en.eq(1)]
+                    m.d.sync += load_n.eq(load_n + 1)
+                    with m.If(load_n + 1 == d.code_dwords):
+                        m.next = "SCHED"
+                with m.If(d.code_dwords == 0):
+                    m.next = "SCHED"
+
+            # ---------------------------------------------------------------- scheduling
+            with m.State("SCHED"):
+                can_launch = Signal()
+                m.d.comb += can_launch.eq(~grid_done & free_grp_ok & (free_slots >= nwaves))
+                with m.If(can_launch):
+                    m.d.sync += [launch_grp.eq(free_grp), launch_wave.eq(0),
+                                 g_used[free_grp].eq(1), g_live[free_grp].eq(nwaves),
+                                 g_arrived[free_grp].eq(0),
+                                 g_id[free_grp][0].eq(gx), g_id[free_grp][1].eq(gy),
+                                 g_id[free_grp][2].eq(gz),
+                                 g_lds[free_grp].eq(free_grp * d.lds_bytes),
+                                 wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0),
+                                 groups_live.eq(groups_live + 1)]
+                    m.next = "LAUNCH_WAVE"
+                with m.Elif(~grid_done & (groups_live == 0)):
+                    # nothing runs and the next group cannot fit: it never will
+                    m.d.sync += [trap.cause.eq(TrapCause.RESOURCES)]
+                    m.next = "FINISH"
+                with m.Elif(pick_ok):
+                    m.d.sync += [slot.eq(pick), pc.eq(w_pc[pick]), exec_.eq(w_exec[pick]),
+                                 vcc.eq(w_vcc[pick]), m0.eq(w_m0[pick]), scc.eq(w_scc[pick]),
+                                 mode.eq(w_mode[pick]), grp.eq(w_grp[pick]),
+                                 rr.eq(Mux(pick == W - 1, 0, pick + 1))]
+                    m.next = "FETCH0"
+                with m.Elif(grid_done & (groups_live == 0)):
+                    m.next = "FINISH"
+                with m.Else():
+                    m.d.sync += cnt.idle.eq(cnt.idle + 1)
+
+            # ---------------------------------------------------------------- wave launch
+            with m.State("LAUNCH_WAVE"):
+                with m.If(launch_wave == nwaves):
+                    # advance the grid walk (x fastest)
+                    with m.If(gx + 1 < d.group_counts[0]):
+                        m.d.sync += [gx.eq(gx + 1), bx.eq(bx + d.local[0])]
+                    with m.Elif(gy + 1 < d.group_counts[1]):
+                        m.d.sync += [gx.eq(0), bx.eq(0), gy.eq(gy + 1), by.eq(by + d.local[1])]
+                    with m.Elif(gz + 1 < d.group_counts[2]):
+                        m.d.sync += [gx.eq(0), bx.eq(0), gy.eq(0), by.eq(0), gz.eq(gz + 1),
+                                     bz.eq(bz + d.local[2])]
+                    with m.Else():
+                        m.d.sync += grid_done.eq(1)
+                    m.next = "SCHED"
+                with m.Else():
+                    m.d.sync += [launch_slot.eq(free_slot), init_i.eq(0), init_idx.eq(0)]
+                    m.next = "LAUNCH_SGPR"
+
+            with m.State("LAUNCH_SGPR"):
+                with m.Switch(init_i):
+                    for i, (en, value, restart) in enumerate(init_values):
+                        with m.Case(i):
+                            idx = Mux(restart, d.user_sgpr_count, init_idx)
+                            with m.If(en):
+                                m.d.comb += [sg_w.addr.eq(sgpr_addr(launch_slot, idx)),
+                                             sg_w.data.eq(value), sg_w.en.eq(1)]
+                                m.d.sync += init_idx.eq(idx + 1)
+                            with m.Else():
+                                m.d.sync += init_idx.eq(idx)
+                m.d.sync += init_i.eq(init_i + 1)
+                with m.If(init_i == n_init - 1):
+                    m.d.sync += [lane_i.eq(0), vid.eq(0), lane_x.eq(wave_x0),
+                                 lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
+                    m.next = "LAUNCH_VGPR"
+
+            with m.State("LAUNCH_VGPR"):
+                # one lane per cycle: v[vid] = local id component of lane lane_i
+                flat = Signal(22)
+                m.d.comb += flat.eq((launch_wave << 6) + lane_i[:6])
+                lid = Mux(vid == 0, lane_x, Mux(vid == 1, lane_y, lane_z))
+                val = Mux(flat < items, lid, 0)
+                for j in range(L):
+                    with m.If(lane_i[:6] % L == j):
+                        m.d.comb += [vbank_w[j].addr.eq(vaddr(launch_slot, vid,
+                                                              lane_i[:6] // L)),
+                                     vbank_w[j].data.eq(val), vbank_w[j].en.eq(1)]
+                # step the (x, y, z) counters
+                with m.If(lane_x + 1 < size[0]):
+                    m.d.sync += lane_x.eq(lane_x + 1)
+                with m.Else():
+                    m.d.sync += lane_x.eq(0)
+                    with m.If(lane_y + 1 < size[1]):
+                        m.d.sync += lane_y.eq(lane_y + 1)
+                    with m.Else():
+                        m.d.sync += [lane_y.eq(0), lane_z.eq(lane_z + 1)]
+                m.d.sync += lane_i.eq(lane_i + 1)
+                with m.If(lane_i == 63):
+                    m.d.sync += [lane_i.eq(0), vid.eq(vid + 1)]
+                    with m.If(vid == d.vgpr_ids):
+                        m.next = "LAUNCH_STATE"
+                    with m.Else():
+                        m.next = "LAUNCH_REWIND"
+
+            with m.State("LAUNCH_REWIND"):
+                # the next id component starts again from the wave's first lane
+                m.d.sync += [lane_x.eq(wave_x0), lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
+                m.next = "LAUNCH_VGPR"
+
+            with m.State("LAUNCH_STATE"):
+                rem = Signal(23)
+                m.d.comb += rem.eq(items - (launch_wave << 6))
+                exec_init = Signal(64)
+                m.d.comb += exec_init.eq(Cat((rem > i) for i in range(64)))
+                s = launch_slot
+                m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_pc[s].eq(d.code_address),
+                             w_exec[s].eq(exec_init), w_vcc[s].eq(0), w_m0[s].eq(0),
+                             w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(launch_grp),
+                             w_wave[s].eq(launch_wave), launch_wave.eq(launch_wave + 1),
+                             wave_x0.eq(lane_x), wave_y0.eq(lane_y), wave_z0.eq(lane_z)]
+                m.next = "LAUNCH_WAVE"
+
+            # ---------------------------------------------------------------- fetch / decode
+            with m.State("FETCH0"):
+                off = Signal(32)
+                m.d.comb += off.eq(pc - d.code_address)
+                with m.If((off >> 2) >= d.code_dwords):
+                    m.d.sync += [trap.cause.eq(TrapCause.PC_RANGE), trap.slot.eq(slot),
+                                 trap.pc.eq(off), trap.inst.eq(0)]
+                    m.next = "FINISH"
+                with m.Else():
+                    m.d.comb += im_r.addr.eq(off >> 2)
+                    m.next = "FETCH1"
+
+            with m.State("FETCH1"):
+                m.d.sync += ir[:32].eq(im_r.data)
+                m.d.comb += im_r.addr.eq(((pc - d.code_address) >> 2) + 1)
+                m.next = "FETCH2"
+
+            with m.State("FETCH2"):
+                m.d.sync += ir[32:].eq(im_r.data)
+                m.next = "DECODE"
+
+            with m.State("DECODE"):
+                m.d.sync += [ctl.eq(dec.ctl), fmt.eq(dec.format), literal.eq(ir[32:]),
+                             exec_before.eq(exec_)]
+                if tr is not None:
+                    m.d.sync += [tr.s_count.eq(0), tr.v_count.eq(0)]
+                m.next = "DECODE2"
+
+            with m.State("DECODE2"):
+                size8 = Signal()
+                m.d.comb += size8.eq(dec.size64 | has_lit | is_setreg_imm)
+                m.d.sync += next_pc.eq(pc + Mux(size8, 8, 4))
+                illegal = Signal()
+                m.d.comb += illegal.eq(~ctl.legal |
+                                       ((fmt == FORMAT_TAG[Format.VOP3]) & vop3_mods &
+                                        (ctl.unit == XUnit.VALU)) |
+                                       ((ctl.unit == XUnit.DS) &
+                                        _field(Format.DS, "gds", ir)) |
+                                       ((ctl.unit == XUnit.BUF) &
+                                        (_field(Format.MUBUF, "lds", ir) |
+                                         _field(Format.MUBUF, "tfe", ir))))
+                with m.If(illegal):
+                    m.d.sync += [trap.cause.eq(TrapCause.ILLEGAL), trap.slot.eq(slot),
+                                 trap.pc.eq(pc - d.code_address), trap.inst.eq(ir)]
+                    m.next = "FINISH"
+                with m.Else():
+                    # plan the scalar operand reads
+                    plan = [(Signal(9, name=f"p_code{i}"), Signal(2, name=f"p_k{i}"),
+                             Signal(name=f"p_en{i}")) for i in range(6)]
+                    for i in range(6):
+                        m.d.sync += [rd_code[i].eq(plan[i][0]), rd_k[i].eq(plan[i][1])]
+                    m.d.sync += rd_en.eq(Cat(p[2] for p in plan))
+                    with m.Switch(ctl.unit):
+                        with m.Case(XUnit.SALU, XUnit.SPEC):
+                            for s in range(2):
+                                m.d.comb += [plan[2 * s][0].eq(src_code[s]),
+                                             plan[2 * s + 1][0].eq(src_code[s]),
+                                             plan[2 * s + 1][1].eq(1),
+                                             plan[2 * s][2].eq(ctl.has_src[s]),
+                                             plan[2 * s + 1][2].eq(ctl.has_src[s] & src64(s))]
+                            with m.If(ctl.spec == Spec.MOVRELS):
+                                m.d.comb += [plan[0][0].eq(src_code[0] + m0),
+                                             plan[1][0].eq(src_code[0] + m0)]
+                            with m.If(ctl.spec == Spec.SETREG):
+                                m.d.comb += [plan[0][0].eq(Mux(is_setreg_imm, _LITERAL,
+                                                               _field(Format.SOPK, "sdst",
+                                                                      w0))),
+                                             plan[0][2].eq(1)]
+                        with m.Case(XUnit.SMEM):
+                            sbase = _field(Format.SMRD, "sbase", w0) << 1
+                            for k in range(4):
+                                m.d.comb += [plan[k][0].eq(sbase), plan[k][1].eq(k),
+                                             plan[k][2].eq(1 if k < 2 else ctl.sbuf)]
+                            m.d.comb += [plan[4][0].eq(_field(Format.SMRD, "offset", w0)),
+                                         plan[4][2].eq(~_field(Format.SMRD, "imm", w0))]
+                        with m.Case(XUnit.VALU, XUnit.VSPEC):
+                            for s in range(3):
+                                is_scalar = ~src_code[s][8]
+                                m.d.comb += [plan[2 * s][0].eq(src_code[s]),
+                                             plan[2 * s + 1][0].eq(src_code[s]),
+                                             plan[2 * s + 1][1].eq(1),
+                                             plan[2 * s][2].eq(ctl.has_src[s] & is_scalar),
+                                             plan[2 * s + 1][2].eq(ctl.has_src[s] & is_scalar
+                                                                   & src64(s))]
+                            with m.If(ctl.cin):
+                                m.d.comb += [plan[4][0].eq(cin_code), plan[5][0].eq(cin_code),
+                                             plan[5][1].eq(1), plan[4][2].eq(1),
+                                             plan[5][2].eq(1)]
+                        with m.Case(XUnit.BUF):
+                            for k in range(4):
+                                m.d.comb += [plan[k][0].eq(f_srsrc << 2), plan[k][1].eq(k),
+                                             plan[k][2].eq(ctl.mem != MemKind.NOP)]
+                            m.d.comb += [plan[4][0].eq(f_soffset),
+                                         plan[4][2].eq(ctl.mem != MemKind.NOP)]
+                    m.d.sync += [rd_i.eq(0), rd_prev_valid.eq(0)]
+                    m.next = "SREAD"
+
+            # ---------------------------------------------------------------- scalar operands
+            with m.State("SREAD"):
+                # find the next enabled entry at or after rd_i
+                nxt = Signal(3)
+                nxt_ok = Signal()
+                for i in reversed(range(6)):
+                    with m.If(rd_en[i] & (rd_i <= i)):
+                        m.d.comb += [nxt.eq(i), nxt_ok.eq(1)]
+                with m.If(rd_prev_valid):
+                    m.d.sync += sb[rd_prev].eq(sread_value)
+                reg = Signal(8)
+                m.d.comb += reg.eq(rd_code[nxt][:7] + rd_k[nxt])
+                m.d.comb += sg_r.addr.eq(sgpr_addr(slot, reg))
+                m.d.sync += [rd_prev.eq(nxt), rd_prev_valid.eq(nxt_ok), rd_i.eq(nxt + 1)]
+                with m.If(~nxt_ok):
+                    m.next = "EXEC"
+            # ---------------------------------------------------------------- execute
+            with m.State("EXEC"), m.Switch(ctl.unit):
+                with m.Case(XUnit.SALU):
+                    m.d.sync += sw_buf[0].eq(salu.result[:32])
+                    m.d.sync += sw_buf[1].eq(salu.result[32:])
+                    with m.If(salu.write_scc):
+                        m.d.sync += scc.eq(salu.scc_out)
+                    with m.If(salu.write_exec):
+                        m.d.sync += exec_.eq(salu.exec_out)
+                    with m.If(salu.write_d):
+                        m.d.sync += start_swrite(sdst, ctl.dst_dw)
+                        m.next = "SWRITE"
+                    with m.Else():
+                        m.next = "COMMIT"
+                with m.Case(XUnit.SPEC):
+                    hw_id, hw_off = simm16[0:6], simm16[6:11]
+                    hw_mask = Signal(32)
+                    m.d.comb += hw_mask.eq((Const(1, 33) << (simm16[11:16] + 1)) - 1)
+                    taken = Signal()
+                    with m.Switch(ctl.spec):
+                        for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~scc),
+                                           (Spec.CBR_SCC1, scc), (Spec.CBR_VCCZ, vcc == 0),
+                                           (Spec.CBR_VCCNZ, vcc != 0),
+                                           (Spec.CBR_EXECZ, exec_ == 0),
+                                           (Spec.CBR_EXECNZ, exec_ != 0)):
+                            with m.Case(spec):
+                                m.d.comb += taken.eq(cond)
+                    with m.If(taken):
+                        m.d.sync += next_pc.eq(branch_target)
+                    with m.Switch(ctl.spec):
+                        with m.Case(Spec.ENDPGM):
+                            m.next = "ENDWAVE"
+                        with m.Case(Spec.BARRIER):
+                            m.next = "BARRIER"
+                        with m.Case(Spec.TRAP):
+                            m.d.sync += [trap.cause.eq(TrapCause.S_TRAP),
+                                         trap.slot.eq(slot),
+                                         trap.pc.eq(pc - d.code_address), trap.inst.eq(ir)]
+                            m.next = "FINISH"
+                        with m.Case(Spec.HALT):
+                            with m.If(simm16[0]):
+                                m.d.sync += [trap.cause.eq(TrapCause.HALT),
+                                             trap.slot.eq(slot),
+                                             trap.pc.eq(pc - d.code_address),
+                                             trap.inst.eq(ir)]
+                                m.next = "FINISH"
+                            with m.Else():
+                                m.next = "COMMIT"
+                        with m.Case(Spec.GETPC, Spec.SWAPPC):
+                            m.d.sync += [sw_buf[0].eq(pc + 4), sw_buf[1].eq(0)]
+                            m.d.sync += start_swrite(sdst, 2)
+                            with m.If(ctl.spec == Spec.SWAPPC):
+                                m.d.sync += next_pc.eq(sb[0])
+                            m.next = "SWRITE"
+                        with m.Case(Spec.SETPC):
+                            m.d.sync += next_pc.eq(sb[0])
+                            m.next = "COMMIT"
+                        with m.Case(Spec.MOVRELS, Spec.MOVRELD):
+                            m.d.sync += [sw_buf[0].eq(sb[0]), sw_buf[1].eq(sb[1])]
+                            m.d.sync += start_swrite(
+                                Mux(ctl.spec == Spec.MOVRELD, sdst + m0, sdst), ctl.dst_dw)
+                            m.next = "SWRITE"
+                        with m.Case(Spec.GETREG, Spec.SETREG):
+                            with m.If(hw_id != _HW_REG_MODE):
+                                m.d.sync += [trap.cause.eq(TrapCause.ILLEGAL),
+                                             trap.slot.eq(slot),
+                                             trap.pc.eq(pc - d.code_address),
+                                             trap.inst.eq(ir)]
+                                m.next = "FINISH"
+                            with m.Elif(ctl.spec == Spec.GETREG):
+                                m.d.sync += sw_buf[0].eq((mode >> hw_off) & hw_mask)
+                                m.d.sync += start_swrite(sdst, 1)
+                                m.next = "SWRITE"
+                            with m.Else():
+                                field = (hw_mask << hw_off)[:10]
+                                m.d.sync += mode.eq((mode & ~field) |
+                                                    ((sb[0] << hw_off)[:10] & field))
+                                m.next = "COMMIT"
+                        with m.Default():
+                            m.next = "COMMIT"
+                with m.Case(XUnit.SMEM):
+                    m.d.sync += mem_k.eq(0)
+                    m.d.sync += sw_k.eq(0)
+                    m.next = "SMEM"
+                with m.Case(XUnit.VALU, XUnit.VSPEC, XUnit.DS, XUnit.BUF):
+                    m.d.sync += [pass_.eq(0), flags.eq(0)]
+                    with m.If((ctl.unit == XUnit.VSPEC) &
+                              ((ctl.spec == Spec.V_READLANE) |
+                               (ctl.spec == Spec.V_READFIRSTLANE))):
+                        m.next = "LANE_SEL"
+                    with m.Elif((ctl.unit == XUnit.BUF) & (ctl.mem == MemKind.NOP)):
+                        m.next = "COMMIT"
+                    with m.Elif((ctl.unit == XUnit.VSPEC) & (ctl.spec == Spec.NOP)):
+                        m.next = "COMMIT"
+                    with m.Else():
+                        m.next = "VPLAN"
+
+            # ---------------------------------------------------------------- scalar memory
+            with m.State("SMEM"):
+                m.d.comb += mem_busy.eq(1)
+                soff = Mux(_field(Format.SMRD, "imm", w0),
+                           _field(Format.SMRD, "offset", w0) << 2, sb[4])
+                boff = Signal(32)
+                m.d.comb += boff.eq((soff & ~3) + (mem_k << 2))
+                in_range = Signal()
+                m.d.comb += in_range.eq(~ctl.sbuf | (sb[1][16:30] != 0) | (boff < sb[2]))
+                with m.If(mem_k == ctl.dwords):
+                    m.d.sync += start_swrite(sdst, ctl.dwords)
+                    m.next = "SWRITE"
+                with m.Elif(~in_range):
+                    m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
+                with m.Else():
+                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq((sb[0] + boff) & ~3),
+                                 req.payload.mask.eq(0xF)]
+                    with m.If(req.ready):
+                        m.next = "SMEM_RSP"
+
+            with m.State("SMEM_RSP"):
+                m.d.comb += mem_busy.eq(1)
+                with m.If(rsp.valid):
+                    m.d.sync += [sw_buf[mem_k].eq(rsp.payload.data), mem_k.eq(mem_k + 1)]
+                    m.next = "SMEM"
+
+            # ---------------------------------------------------------------- scalar writeback
+            with m.State("SWRITE"):
+                code = Signal(8)
+                m.d.comb += code.eq(sw_code + sw_k)
+                value = sw_buf[sw_k]
+                with m.Switch(code):
+                    with m.Case(_VCC_LO):
+                        m.d.sync += vcc[:32].eq(value)
+                    with m.Case(_VCC_HI):
+                        m.d.sync += vcc[32:].eq(value)
+                    with m.Case(_M0):
+                        m.d.sync += m0.eq(value)
+                    with m.Case(_EXEC_LO):
+                        m.d.sync += exec_[:32].eq(value)
+                    with m.Case(_EXEC_HI):
+                        m.d.sync += exec_[32:].eq(value)
+                    with m.Default(), m.If(code < cfg.sgprs):
+                        m.d.comb += [sg_w.addr.eq(sgpr_addr(slot, code)),
+                                     sg_w.data.eq(value), sg_w.en.eq(1)]
+                if tr is not None:
+                    m.d.sync += [tr.s_code.eq(sw_code), tr.s_count.eq(sw_n),
+                                 tr.s_data[sw_k].eq(value)]
+                m.d.sync += sw_k.eq(sw_k + 1)
+                with m.If(sw_k + 1 >= sw_n):
+                    m.next = "COMMIT"
+
+            # ---------------------------------------------------------------- vector passes
+            with m.State("LANE_SEL"):
+                # v_readlane / v_readfirstlane: read one lane of src0
+                first = Signal(6)
+                for i in reversed(range(64)):
+                    with m.If(exec_[i]):
+                        m.d.comb += first.eq(i)
+                tl = Mux(ctl.spec == Spec.V_READLANE, sb[2][:6], first)
+                m.d.sync += [target_lane.eq(tl), pass_.eq(tl >> log_l)]
+                with m.If(~src_code[0][8]):
+                    # scalar source: the value is the scalar itself
+                    m.d.sync += [sw_buf[0].eq(sb[0])]
+                    m.d.sync += start_swrite(sdst, 1)
+                    m.next = "SWRITE"
+                with m.Else():
+                    m.next = "VPLAN"
+
+            with m.State("VPLAN"):
+                # which VGPR dwords this instruction reads each pass
+                plan_reg = [Signal(9, name=f"vp_reg{i}") for i in range(6)]
+                plan_en = [Signal(name=f"vp_en{i}") for i in range(6)]
+                with m.Switch(ctl.unit):
+                    with m.Case(XUnit.VALU, XUnit.VSPEC):
+                        for s in range(3):
+                            base = src_code[s][:8]
+                            if s == 0:
+                                base = Mux((ctl.spec == Spec.V_MOVRELS) |
+                                           (ctl.spec == Spec.V_MOVRELSD),
+                                           src_code[0][:8] + m0, base)
+                            m.d.comb += [plan_reg[2 * s].eq(base),
+                                         plan_reg[2 * s + 1].eq(base + 1),
+                                         plan_en[2 * s].eq(ctl.has_src[s] & src_code[s][8]),
+                                         plan_en[2 * s + 1].eq(ctl.has_src[s] &
+                                                               src_code[s][8] & src64(s))]
+                    with m.Case(XUnit.BUF):
+                        need_v0 = f_offen | f_idxen | f_addr64
+                        need_v1 = f_addr64 | (f_offen & f_idxen)
+                        m.d.comb += [plan_reg[0].eq(f_vaddr), plan_en[0].eq(need_v0),
+                                     plan_reg[1].eq(f_vaddr + 1), plan_en[1].eq(need_v1)]
+                        reads_data = (ctl.mem == MemKind.STORE) | (ctl.mem == MemKind.ATOMIC)
+                        for k in range(4):
+                            n_data = Mux(ctl.atomic == AtomicOp.CMPSWAP, 2, ctl.dwords)
+                            m.d.comb += [plan_reg[2 + k].eq(f_vdata + k),
+                                         plan_en[2 + k].eq(reads_data & (k < Mux(
+                                             ctl.mem == MemKind.ATOMIC, n_data, ctl.dwords)))]
+                    with m.Case(XUnit.DS):
+                        m.d.comb += [plan_reg[0].eq(f_dsaddr), plan_en[0].eq(1)]
+                        reads_data = ctl.mem != MemKind.LOAD
+                        two_data = ctl.two | (ctl.atomic == AtomicOp.CMPST) | \
+                            (ctl.atomic == AtomicOp.MSKOR)
+                        for k in range(2):
+                            m.d.comb += [plan_reg[2 + k].eq(f_data0 + k),
+                                         plan_en[2 + k].eq(reads_data & (k < ctl.dwords)),
+                                         plan_reg[4 + k].eq(f_data1 + k),
+                                         plan_en[4 + k].eq(reads_data & two_data &
+                                                           (k < ctl.dwords))]
+                m.d.sync += [vr_reg[i].eq(plan_reg[i]) for i in range(6)]
+                m.d.sync += [vr_en.eq(Cat(plan_en)), rd_i.eq(0), vr_prev_valid.eq(0)]
+                m.next = "VREAD"
+
+            with m.State("VREAD"):
+                m.d.comb += valu_busy.eq(ctl.unit == XUnit.VALU)
+                nxt = Signal(3)
+                nxt_ok = Signal()
+                for i in reversed(range(6)):
+                    with m.If(vr_en[i] & (rd_i <= i)):
+                        m.d.comb += [nxt.eq(i), nxt_ok.eq(1)]
+                with m.If(vr_prev_valid):
+                    for i in range(6):
+                        with m.If(vr_prev == i):
+                            m.d.sync += [vl[i][j].eq(vbank_r[j].data) for j in range(L)]
+                for j in range(L):
+                    m.d.comb += vbank_r[j].addr.eq(vaddr(slot, vr_reg[nxt][:8], pass_))
+                m.d.sync += [vr_prev.eq(nxt), vr_prev_valid.eq(nxt_ok), rd_i.eq(nxt + 1)]
+                with m.If(~nxt_ok), m.Switch(ctl.unit):
+                    with m.Case(XUnit.VALU):
+                        m.next = "VEXEC"
+                    with m.Case(XUnit.VSPEC):
+                        m.next = "VSPEC"
+                    with m.Case(XUnit.BUF):
+                        m.d.sync += [mem_lane.eq(0), mem_k.eq(0)]
+                        m.next = "BUF_LANE"
+                    with m.Case(XUnit.DS):
+                        m.d.sync += [mem_lane.eq(0), mem_k.eq(0), mem_el.eq(0)]
+                        m.next = "DS_LANE"
+
+            with m.State("VEXEC"):
+                m.d.comb += valu_busy.eq(1)
+                writes_v = ~ctl.vopc
+                for j, alu in enumerate(lanes):
+                    lane_on = exec_pass[j]
+                    m.d.comb += vwrite(j, vdst[:8], alu.result[:32], writes_v & lane_on)
+                    m.d.sync += trace_v(0, j, alu.result[:32])
+                    m.d.sync += trace_v(1, j, alu.result[32:])
+                    with m.If(lane_on):
+                        m.d.sync += flags.bit_select(lane_index(j), 1).eq(alu.flag)
+                    m.d.sync += vl[0][j].eq(alu.result[32:])      # keep the high word
+                if tr is not None:
+                    m.d.sync += [tr.v_reg.eq(vdst[:8]),
+                                 tr.v_count.eq(Mux(ctl.vopc, 0, Mux(ctl.dst_dw == 2, 2, 1)))]
+                with m.If(writes_v & (ctl.dst_dw == 2)):
+                    m.next = "VEXEC_HI"
+                with m.Else():
+                    m.next = "VNEXT"
+
+            with m.State("VEXEC_HI"):
+                for j in range(L):
+                    m.d.comb += vwrite(j, vdst[:8] + 1, vl[0][j], exec_pass[j])
+                m.next = "VNEXT"
+
+            with m.State("VSPEC"):
+                # v_mov / v_movrel*: copy src0; v_readlane/readfirstlane: pick the lane
+                with m.If((ctl.spec == Spec.V_READLANE) | (ctl.spec == Spec.V_READFIRSTLANE)):
+                    lane_vals = Array(vl[0][j] for j in range(L))
+                    m.d.sync += sw_buf[0].eq(lane_vals[target_lane[:log_l] if log_l else 0])
+                    m.d.sync += start_swrite(sdst, 1)
+                    m.next = "SWRITE"
+                with m.Else():
+                    dst = Mux((ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD),
+                              vdst[:8] + m0, vdst[:8])
+                    for j in range(L):
+                        m.d.comb += vwrite(j, dst, vsrc[0][j][:32], exec_pass[j])
+                        m.d.sync += trace_v(0, j, vsrc[0][j][:32])
+                    if tr is not None:
+                        m.d.sync += [tr.v_reg.eq(dst), tr.v_count.eq(1)]
+                    m.next = "VNEXT"
+
+            with m.State("VNEXT"):
+                with m.If(pass_ == P - 1):
+                    m.next = "VFINISH"
+                with m.Else():
+                    m.d.sync += [pass_.eq(pass_ + 1), rd_i.eq(0), vr_prev_valid.eq(0)]
+                    m.next = "VREAD"
+
+            with m.State("VFINISH"):
+                # lane-mask results: VOPC (to VCC / SDST, and EXEC for cmpx), carry-outs
+                with m.If((ctl.unit == XUnit.VALU) & (ctl.vopc | ctl.vop3b)):
+                    m.d.sync += [sw_buf[0].eq(flags[:32]), sw_buf[1].eq(flags[32:])]
+                    m.d.sync += start_swrite(mask_dst, 2)
+                    with m.If(ctl.cmpx):
+                        m.d.sync += exec_.eq(flags)
+                    m.next = "SWRITE"
+                with m.Else():
+                    m.next = "COMMIT"
+
+            # ---------------------------------------------------------------- buffer memory
+            with m.State("BUF_LANE"):
+                m.d.comb += mem_busy.eq(1)
+                lane_on = exec_pass.bit_select(mem_lane, 1)
+                with m.If(~lane_on):
+                    m.next = "MEM_LANE_NEXT"
+                with m.Elif(~b_ok):
+                    # out of range: loads read 0, stores and atomics do nothing
+                    with m.If(ctl.mem == MemKind.LOAD):
+                        m.d.sync += mem_old.eq(0)
+                        m.next = "BUF_WB"
+                    with m.Else():
+                        m.next = "MEM_LANE_NEXT"
+                with m.Else():
+                    m.next = "BUF_REQ"
+
+            with m.State("BUF_REQ"):
+                m.d.comb += mem_busy.eq(1)
+                addr = b_word_addr
+                is_store = ctl.mem == MemKind.STORE
+                wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
+                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(addr & ~3),
+                             req.payload.write.eq(is_store),
+                             req.payload.data.eq(wdata << (addr[0:2] << 3)),
+                             req.payload.mask.eq(byte_mask(addr))]
+                with m.If(req.ready):
+                    m.next = "BUF_RSP"
+
+            with m.State("BUF_RSP"):
+                m.d.comb += mem_busy.eq(1)
+                with m.If(rsp.valid), m.Switch(ctl.mem):
+                    with m.Case(MemKind.LOAD):
+                        m.d.sync += mem_old.eq(extract(rsp.payload.data, b_word_addr))
+                        m.next = "BUF_WB"
+                    with m.Case(MemKind.STORE):
+                        m.next = "BUF_NEXTK"
+                    with m.Case(MemKind.ATOMIC):
+                        m.d.sync += mem_old.eq(rsp.payload.data)
+                        m.next = "BUF_ATOMIC_W"
+
+            with m.State("BUF_ATOMIC_W"):
+                m.d.comb += mem_busy.eq(1)
+                m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[3])]
+                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(b_addr & ~3),
+                             req.payload.write.eq(1), req.payload.data.eq(at_new),
+                             req.payload.mask.eq(0xF)]
+                with m.If(req.ready):
+                    m.next = "BUF_ATOMIC_ACK"
+
+            with m.State("BUF_ATOMIC_ACK"):
+                m.d.comb += mem_busy.eq(1)
+                with m.If(rsp.valid):
+                    with m.If(f_glc):
+                        m.next = "BUF_WB"
+                    with m.Else():
+                        m.next = "MEM_LANE_NEXT"
+
+            with m.State("BUF_WB"):
+                # write the loaded (or old atomic) dword mem_k of lane mem_lane
+                for j in range(L):
+                    with m.If(mem_lane == j):
+                        m.d.comb += vwrite(j, f_vdata + mem_k, mem_old)
+                        for k in range(4):
+                            with m.If(mem_k == k):
+                                m.d.sync += trace_v(k, j, mem_old)
+                if tr is not None:
+                    m.d.sync += [tr.v_reg.eq(f_vdata), tr.v_count.eq(ctl.dwords)]
+                m.next = "BUF_NEXTK"
+
+            with m.State("BUF_NEXTK"):
+                with m.If((mem_k + 1 < ctl.dwords) & (ctl.mem != MemKind.ATOMIC)):
+                    m.d.sync += mem_k.eq(mem_k + 1)
+                    with m.If(b_ok):
+                        m.next = "BUF_REQ"
+                    with m.Else():
+                        m.next = "BUF_WB"
+                with m.Else():
+                    m.next = "MEM_LANE_NEXT"
+
+            with m.State("MEM_LANE_NEXT"):
+                m.d.sync += [mem_k.eq(0), mem_el.eq(0)]
+                with m.If(mem_lane == L - 1):
+                    m.d.sync += mem_lane.eq(0)
+                    m.next = "VNEXT"
+                with m.Else():
+                    m.d.sync += mem_lane.eq(mem_lane + 1)
+                    with m.If(ctl.unit == XUnit.BUF):
+                        m.next = "BUF_LANE"
+                    with m.Else():
+                        m.next = "DS_LANE"
+
+            # ---------------------------------------------------------------- LDS
+            if has_lds:
+                ds_data = Signal(32)
+                m.d.comb += ds_data.eq(Mux(mem_el == 0, Array(lane_v[2:4])[mem_k[0]],
+                                           Array(lane_v[4:6])[mem_k[0]]))
+            with m.State("DS_LANE"):
+                lane_on = exec_pass.bit_select(mem_lane, 1)
+                with m.If(~lane_on):
+                    m.next = "MEM_LANE_NEXT"
+                with m.Elif(ctl.mem == MemKind.STORE):
+                    with m.If(ds_ok) if has_lds else m.If(0):
+                        if has_lds:
+                            m.d.comb += [lds_w.addr.eq(ds_word),
+                                         lds_w.data.eq(ds_data << (ds_a[0:2] << 3)),
+                                         lds_w.en.eq(byte_mask(ds_a))]
+                    m.next = "DS_NEXT"
+                with m.Else():
+                    if has_lds:
+                        m.d.comb += lds_r.addr.eq(ds_word)
+                    m.next = "DS_DATA"
+
+            with m.State("DS_DATA"):
+                loaded = extract(lds_r.data, ds_a) if has_lds else Const(0, 32)
+                old = Mux(ds_ok, lds_r.data if has_lds else 0, 0)
+                with m.If(ctl.mem == MemKind.LOAD):
+                    m.d.sync += mem_old.eq(Mux(ds_ok, loaded, 0))
+                    m.next = "DS_WB"
+                with m.Else():
+                    m.d.sync += mem_old.eq(old)
+                    m.next = "DS_ATOMIC"
+
+            with m.State("DS_ATOMIC"):
+                m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[4])]
+                if has_lds:
+                    with m.If(ds_ok):
+                        m.d.comb += [lds_w.addr.eq(ds_word), lds_w.data.eq(at_new),
+                                     lds_w.en.eq(0xF)]
+                with m.If(ctl.rtn):
+                    m.next = "DS_WB"
+                with m.Else():
+                    m.next = "DS_NEXT"
+
+            with m.State("DS_WB"):
+                reg = Signal(8)
+                m.d.comb += reg.eq(f_dsvdst + mem_el * ctl.dwords + mem_k)
+                for j in range(L):
+                    with m.If(mem_lane == j):
+                        m.d.comb += vwrite(j, reg, mem_old)
+                        for k in range(4):
+                            with m.If(mem_el * ctl.dwords + mem_k == k):
+                                m.d.sync += trace_v(k, j, mem_old)
+                if tr is not None:
+                    m.d.sync += [tr.v_reg.eq(f_dsvdst),
+                                 tr.v_count.eq(Mux(ctl.two, 2, 1) * ctl.dwords)]
+                m.next = "DS_NEXT"
+
+            with m.State("DS_NEXT"):
+                with m.If(mem_k + 1 < ctl.dwords):
+                    m.d.sync += mem_k.eq(mem_k + 1)
+                    m.next = "DS_LANE2"
+                with m.Elif(ctl.two & (mem_el == 0)):
+                    m.d.sync += [mem_el.eq(1), mem_k.eq(0)]
+                    m.next = "DS_LANE2"
+                with m.Else():
+                    m.next = "MEM_LANE_NEXT"
+
+            with m.State("DS_LANE2"):
+                # the next dword/element of the same lane (lane is known to be active)
+                with m.If(ctl.mem == MemKind.STORE):
+                    if has_lds:
+                        with m.If(ds_ok):
+                            m.d.comb += [lds_w.addr.eq(ds_word),
+                                         lds_w.data.eq(ds_data << (ds_a[0:2] << 3)),
+                                         lds_w.en.eq(byte_mask(ds_a))]
+                    m.next = "DS_NEXT"
+                with m.Else():
+                    if has_lds:
+                        m.d.comb += lds_r.addr.eq(ds_word)
+                    m.next = "DS_DATA"
+
+            # ---------------------------------------------------------------- retire
+            with m.State("COMMIT"):
+                s = slot
+                m.d.sync += [w_pc[s].eq(next_pc), w_exec[s].eq(exec_), w_vcc[s].eq(vcc),
+                             w_m0[s].eq(m0), w_scc[s].eq(scc), w_mode[s].eq(mode),
+                             self.commit.eq(1), cnt.instructions.eq(cnt.instructions + 1)]
+                if tr is not None:
+                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
+                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
+                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
+                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                m.next = "SCHED"
+
+            with m.State("ENDWAVE"):
+                s = slot
+                m.d.sync += [w_live[s].eq(0), self.commit.eq(1),
+                             cnt.instructions.eq(cnt.instructions + 1),
+                             g_live[grp].eq(g_live[grp] - 1)]
+                if tr is not None:
+                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
+                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
+                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
+                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                with m.If(g_live[grp] == 1):
+                    m.d.sync += [g_used[grp].eq(0), groups_live.eq(groups_live - 1)]
+                    m.next = "SCHED"
+                with m.Elif((g_arrived[grp] != 0) & (g_arrived[grp] == g_live[grp] - 1)):
+                    m.next = "RELEASE"      # every remaining wave waits at the barrier
+                with m.Else():
+                    m.next = "SCHED"
+
+            with m.State("BARRIER"):
+                s = slot
+                m.d.sync += [w_pc[s].eq(next_pc), w_exec[s].eq(exec_), w_vcc[s].eq(vcc),
+                             w_m0[s].eq(m0), w_scc[s].eq(scc), w_mode[s].eq(mode),
+                             self.commit.eq(1), cnt.instructions.eq(cnt.instructions + 1)]
+                if tr is not None:
+                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
+                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
+                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
+                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                with m.If(g_arrived[grp] + 1 == g_live[grp]):
+                    m.next = "RELEASE"
+                with m.Else():
+                    m.d.sync += [w_bar[s].eq(1), g_arrived[grp].eq(g_arrived[grp] + 1)]
+                    m.next = "SCHED"
+
+            with m.State("RELEASE"):
+                m.d.sync += g_arrived[grp].eq(0)
+                for i in range(W):
+                    with m.If(w_grp[i] == grp):
+                        m.d.sync += w_bar[i].eq(0)
+                m.next = "SCHED"
+
+            with m.State("FINISH"):
+                m.d.sync += [running.eq(0), self.done.eq(1)]
+                m.next = "IDLE"
+
+        return m
