@@ -18,12 +18,15 @@ Memory port: a stream of dword requests (byte address, write, data, byte mask) a
 order by one response per request (read data; writes are acknowledged).
 """
 
+import struct
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
+from ..isa.decoder import INLINE_FLOATS
 from ..isa.formats import ENCODING_OF, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
@@ -38,6 +41,10 @@ SGPR_SPACE = 128
 _VCC_LO, _VCC_HI, _M0, _EXEC_LO, _EXEC_HI = 106, 107, 124, 126, 127
 _VCCZ, _EXECZ, _SCC, _LITERAL = 251, 252, 253, 255
 _HW_REG_MODE = 1
+#: Bits of the inline float constants (operand codes 240..247): f32, and the high dword of f64.
+_INLINE_F32 = [struct.unpack("<I", struct.pack("<f", INLINE_FLOATS[c]))[0] for c in range(240, 248)]
+_INLINE_F64_HI = [struct.unpack("<Q", struct.pack("<d", INLINE_FLOATS[c]))[0] >> 32
+                  for c in range(240, 248)]
 _SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
 
 MemRequest = data.StructLayout({"addr": 32, "write": 1, "data": 32, "mask": 4})
@@ -335,12 +342,8 @@ class ComputeUnit(wiring.Component):
                 m.d.comb += neg.eq(192 - code)
                 m.d.comb += value.eq(Mux(k == 0, neg, Mux(is64, 0xFFFFFFFF, 0)))
             with m.Elif((code >= 240) & (code <= 247)):
-                f32 = [0x3F000000, 0xBF000000, 0x3F800000, 0xBF800000, 0x40000000, 0xC0000000,
-                       0x40800000, 0xC0800000]
-                f64 = [0x3FE00000, 0xBFE00000, 0x3FF00000, 0xBFF00000, 0x40000000, 0xC0000000,
-                       0x40100000, 0xC0100000]
-                c32 = Array(Const(v, 32) for v in f32)[code - 240]
-                c64 = Array(Const(v, 32) for v in f64)[code - 240]
+                c32 = Array(Const(v, 32) for v in _INLINE_F32)[code - 240]
+                c64 = Array(Const(v, 32) for v in _INLINE_F64_HI)[code - 240]
                 m.d.comb += value.eq(Mux(is64, Mux(k == 0, 0, c64), c32))
             with m.Elif(code == _VCCZ):
                 m.d.comb += value.eq(Mux(k == 0, vcc == 0, 0))
@@ -517,11 +520,26 @@ class ComputeUnit(wiring.Component):
         # --- trace ------------------------------------------------------------------------------
         tr = self.trace if self._trace else None
 
-        def trace_s(code, count, words):
-            if tr is None:
-                return []
-            return [tr.s_code.eq(code), tr.s_count.eq(count)] + [
-                tr.s_data[k].eq(w) for k, w in enumerate(words)]
+        def raise_trap(cause, pc_offset=None, inst=None):
+            """Stop the launch: record why, where and what (then go to FINISH)."""
+            m.d.sync += [trap.cause.eq(cause), trap.slot.eq(slot),
+                         trap.pc.eq(pc - d.code_address if pc_offset is None else pc_offset),
+                         trap.inst.eq(ir if inst is None else inst)]
+            m.next = "FINISH"
+
+        def retire(save_state=True):
+            """Retire the current instruction: count it, describe it on the trace port and,
+            unless the wave ends, write its working state back to its slot."""
+            s = slot
+            m.d.sync += [self.commit.eq(1), cnt.instructions.eq(cnt.instructions + 1)]
+            if save_state:
+                m.d.sync += [w_pc[s].eq(next_pc), w_exec[s].eq(exec_), w_vcc[s].eq(vcc),
+                             w_m0[s].eq(m0), w_scc[s].eq(scc), w_mode[s].eq(mode)]
+            if tr is not None:
+                m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
+                             tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
+                             tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
+                             tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
 
         # --- the sequencer ----------------------------------------------------------------------
         # shared datapath signals
@@ -856,9 +874,7 @@ class ComputeUnit(wiring.Component):
                 off = Signal(32)
                 m.d.comb += off.eq(pc - d.code_address)
                 with m.If((off >> 2) >= d.code_dwords):
-                    m.d.sync += [trap.cause.eq(TrapCause.PC_RANGE), trap.slot.eq(slot),
-                                 trap.pc.eq(off), trap.inst.eq(0)]
-                    m.next = "FINISH"
+                    raise_trap(TrapCause.PC_RANGE, pc_offset=off, inst=0)
                 with m.Else():
                     m.d.comb += im_r.addr.eq(off >> 2)
                     m.next = "FETCH1"
@@ -893,9 +909,7 @@ class ComputeUnit(wiring.Component):
                                         (_field(Format.MUBUF, "lds", ir) |
                                          _field(Format.MUBUF, "tfe", ir))))
                 with m.If(illegal):
-                    m.d.sync += [trap.cause.eq(TrapCause.ILLEGAL), trap.slot.eq(slot),
-                                 trap.pc.eq(pc - d.code_address), trap.inst.eq(ir)]
-                    m.next = "FINISH"
+                    raise_trap(TrapCause.ILLEGAL)
                 with m.Else():
                     # plan the scalar operand reads
                     plan = [(Signal(9, name=f"p_code{i}"), Signal(2, name=f"p_k{i}"),
@@ -999,17 +1013,10 @@ class ComputeUnit(wiring.Component):
                         with m.Case(Spec.BARRIER):
                             m.next = "BARRIER"
                         with m.Case(Spec.TRAP):
-                            m.d.sync += [trap.cause.eq(TrapCause.S_TRAP),
-                                         trap.slot.eq(slot),
-                                         trap.pc.eq(pc - d.code_address), trap.inst.eq(ir)]
-                            m.next = "FINISH"
+                            raise_trap(TrapCause.S_TRAP)
                         with m.Case(Spec.HALT):
                             with m.If(simm16[0]):
-                                m.d.sync += [trap.cause.eq(TrapCause.HALT),
-                                             trap.slot.eq(slot),
-                                             trap.pc.eq(pc - d.code_address),
-                                             trap.inst.eq(ir)]
-                                m.next = "FINISH"
+                                raise_trap(TrapCause.HALT)
                             with m.Else():
                                 m.next = "COMMIT"
                         with m.Case(Spec.GETPC, Spec.SWAPPC):
@@ -1028,11 +1035,7 @@ class ComputeUnit(wiring.Component):
                             m.next = "SWRITE"
                         with m.Case(Spec.GETREG, Spec.SETREG):
                             with m.If(hw_id != _HW_REG_MODE):
-                                m.d.sync += [trap.cause.eq(TrapCause.ILLEGAL),
-                                             trap.slot.eq(slot),
-                                             trap.pc.eq(pc - d.code_address),
-                                             trap.inst.eq(ir)]
-                                m.next = "FINISH"
+                                raise_trap(TrapCause.ILLEGAL)
                             with m.Elif(ctl.spec == Spec.GETREG):
                                 m.d.sync += sw_buf[0].eq((mode >> hw_off) & hw_mask)
                                 m.d.sync += start_swrite(sdst, 1)
@@ -1359,8 +1362,8 @@ class ComputeUnit(wiring.Component):
                 with m.If(~lane_on):
                     m.next = "MEM_LANE_NEXT"
                 with m.Elif(ctl.mem == MemKind.STORE):
-                    with m.If(ds_ok) if has_lds else m.If(0):
-                        if has_lds:
+                    if has_lds:
+                        with m.If(ds_ok):
                             m.d.comb += [lds_w.addr.eq(ds_word),
                                          lds_w.data.eq(ds_data << (ds_a[0:2] << 3)),
                                          lds_w.en.eq(byte_mask(ds_a))]
@@ -1408,50 +1411,21 @@ class ComputeUnit(wiring.Component):
             with m.State("DS_NEXT"):
                 with m.If(mem_k + 1 < ctl.dwords):
                     m.d.sync += mem_k.eq(mem_k + 1)
-                    m.next = "DS_LANE2"
+                    m.next = "DS_LANE"
                 with m.Elif(ctl.two & (mem_el == 0)):
                     m.d.sync += [mem_el.eq(1), mem_k.eq(0)]
-                    m.next = "DS_LANE2"
+                    m.next = "DS_LANE"
                 with m.Else():
                     m.next = "MEM_LANE_NEXT"
 
-            with m.State("DS_LANE2"):
-                # the next dword/element of the same lane (lane is known to be active)
-                with m.If(ctl.mem == MemKind.STORE):
-                    if has_lds:
-                        with m.If(ds_ok):
-                            m.d.comb += [lds_w.addr.eq(ds_word),
-                                         lds_w.data.eq(ds_data << (ds_a[0:2] << 3)),
-                                         lds_w.en.eq(byte_mask(ds_a))]
-                    m.next = "DS_NEXT"
-                with m.Else():
-                    if has_lds:
-                        m.d.comb += lds_r.addr.eq(ds_word)
-                    m.next = "DS_DATA"
-
             # ---------------------------------------------------------------- retire
             with m.State("COMMIT"):
-                s = slot
-                m.d.sync += [w_pc[s].eq(next_pc), w_exec[s].eq(exec_), w_vcc[s].eq(vcc),
-                             w_m0[s].eq(m0), w_scc[s].eq(scc), w_mode[s].eq(mode),
-                             self.commit.eq(1), cnt.instructions.eq(cnt.instructions + 1)]
-                if tr is not None:
-                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
-                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
-                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
-                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                retire()
                 m.next = "SCHED"
 
             with m.State("ENDWAVE"):
-                s = slot
-                m.d.sync += [w_live[s].eq(0), self.commit.eq(1),
-                             cnt.instructions.eq(cnt.instructions + 1),
-                             g_live[grp].eq(g_live[grp] - 1)]
-                if tr is not None:
-                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
-                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
-                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
-                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                retire(save_state=False)
+                m.d.sync += [w_live[slot].eq(0), g_live[grp].eq(g_live[grp] - 1)]
                 with m.If(g_live[grp] == 1):
                     m.d.sync += [g_used[grp].eq(0), groups_live.eq(groups_live - 1)]
                     m.next = "SCHED"
@@ -1461,19 +1435,11 @@ class ComputeUnit(wiring.Component):
                     m.next = "SCHED"
 
             with m.State("BARRIER"):
-                s = slot
-                m.d.sync += [w_pc[s].eq(next_pc), w_exec[s].eq(exec_), w_vcc[s].eq(vcc),
-                             w_m0[s].eq(m0), w_scc[s].eq(scc), w_mode[s].eq(mode),
-                             self.commit.eq(1), cnt.instructions.eq(cnt.instructions + 1)]
-                if tr is not None:
-                    m.d.sync += [tr.slot.eq(s), tr.pc.eq(pc - d.code_address), tr.inst.eq(ir),
-                                 tr.exec.eq(exec_before), tr.scc.eq(scc), tr.mode.eq(mode),
-                                 tr.exec_after.eq(exec_), tr.vcc_after.eq(vcc), tr.m0.eq(m0),
-                                 tr.wave.eq(w_wave[s]), tr.group.eq(g_id[grp])]
+                retire()
                 with m.If(g_arrived[grp] + 1 == g_live[grp]):
                     m.next = "RELEASE"
                 with m.Else():
-                    m.d.sync += [w_bar[s].eq(1), g_arrived[grp].eq(g_arrived[grp] + 1)]
+                    m.d.sync += [w_bar[slot].eq(1), g_arrived[grp].eq(g_arrived[grp] + 1)]
                     m.next = "SCHED"
 
             with m.State("RELEASE"):

@@ -25,8 +25,12 @@ from ..isa.disasm import format_instruction
 
 __all__ = ["VerilatorBackend", "RtlTrap", "IllegalInstruction", "decode_trace"]
 
-_CAUSES = {1: "illegal instruction", 2: "s_trap", 3: "s_sethalt", 4: "PC outside the code",
-           5: "SGPR index out of range", 6: "the workgroup does not fit the compute unit"}
+def _cause_text(cause: int) -> str:
+    from ..cu.core import TrapCause
+    return {TrapCause.ILLEGAL: "illegal instruction", TrapCause.S_TRAP: "s_trap",
+            TrapCause.HALT: "s_sethalt", TrapCause.PC_RANGE: "PC outside the code",
+            TrapCause.SGPR_RANGE: "SGPR index out of range",
+            TrapCause.RESOURCES: "the workgroup does not fit the compute unit"}.get(cause, "trap")
 
 
 class RtlTrap(GpgpuError):
@@ -37,33 +41,6 @@ class IllegalInstruction(RtlTrap):
     """The kernel executed an instruction the compute unit was not built for."""
 
 
-def _unpack(layout, value: int) -> dict:
-    """Nested dict of a packed :class:`amaranth.lib.data` layout value."""
-    from amaranth.lib import data
-    out = {}
-    items = layout if isinstance(layout, data.StructLayout) else None
-    if items is None:
-        raise TypeError(layout)
-    for name, field in layout:
-        bits = (value >> field.offset) & ((1 << field.width) - 1)
-        shape = field.shape
-        if isinstance(shape, data.StructLayout):
-            out[name] = _unpack(shape, bits)
-        elif isinstance(shape, data.ArrayLayout):
-            w = data.Layout.cast(shape.elem_shape).size if isinstance(
-                shape.elem_shape, data.Layout) else shape.elem_shape.width
-            elems = [(bits >> (i * w)) & ((1 << w) - 1) for i in range(shape.length)]
-            if isinstance(shape.elem_shape, data.ArrayLayout):
-                inner = shape.elem_shape
-                iw = inner.elem_shape.width
-                elems = [[(e >> (k * iw)) & ((1 << iw) - 1) for k in range(inner.length)]
-                         for e in elems]
-            out[name] = elems
-        else:
-            out[name] = bits
-    return out
-
-
 def decode_trace(records: list[int]) -> list[dict]:
     """RTL commit records as dicts in the emulator's trace format (values after, see
     :mod:`gpgpu_hdl.emu.trace`); vector values are given for the lanes in ``exec`` only."""
@@ -71,20 +48,14 @@ def decode_trace(records: list[int]) -> list[dict]:
     from ..emu.wave import SCALAR_NAMES
     out = []
     for value in records:
-        t = _unpack(TraceLayout, value)
-        rec: dict[str, Any] = {"wg": t["group"], "wave": t["wave"], "pc": t["pc"],
-                               "words": [t["inst"] & 0xFFFFFFFF, t["inst"] >> 32],
-                               "exec": t["exec"], "scc": t["scc"], "mode": t["mode"],
-                               "exec_after": t["exec_after"], "vcc_after": t["vcc_after"]}
-        sgpr = {}
-        for k in range(t["s_count"]):
-            code = t["s_code"] + k
-            sgpr[SCALAR_NAMES.get(code, f"s{code}")] = t["s_data"][k]
-        rec["sgpr"] = sgpr
-        vgpr = {}
-        for k in range(t["v_count"]):
-            vgpr[f"v{t['v_reg'] + k}"] = t["v_data"][k]
-        rec["vgpr"] = vgpr
+        t = TraceLayout.from_bits(value)
+        rec: dict[str, Any] = {"wg": list(t.group), "wave": t.wave, "pc": t.pc,
+                               "words": [t.inst & 0xFFFFFFFF, t.inst >> 32],
+                               "exec": t.exec, "scc": t.scc, "mode": t.mode,
+                               "exec_after": t.exec_after, "vcc_after": t.vcc_after}
+        rec["sgpr"] = {SCALAR_NAMES.get(t.s_code + k, f"s{t.s_code + k}"): t.s_data[k]
+                       for k in range(t.s_count)}
+        rec["vgpr"] = {f"v{t.v_reg + k}": list(t.v_data[k]) for k in range(t.v_count)}
         out.append(rec)
     return out
 
@@ -199,7 +170,8 @@ class VerilatorBackend:
         return max(1, min(limit, 15))
 
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
-        from ..cu.core import CountersLayout, DispatchLayout, TrapLayout, dispatch_fields
+        from ..cu.core import CountersLayout, DispatchLayout, TrapCause, TrapLayout
+        from ..cu.core import dispatch_fields
         from .device import KernelResult
         group_limit = self._check(kernel, d)
         fields = dispatch_fields(d, len(kernel.info.code) // 4, group_limit)
@@ -221,25 +193,25 @@ class VerilatorBackend:
         seconds = time.perf_counter() - start
         words = np.asarray(res["memory"], dtype=np.uint32)
         mem.data[:top - mem.base] = words.view(np.uint8)[mem.base:top]
-        counters = _unpack(CountersLayout, int(res["counters"]))
-        trap = _unpack(TrapLayout, int(res["trap"]))
+        counters = CountersLayout.from_bits(int(res["counters"]))
+        trap = TrapLayout.from_bits(int(res["trap"]))
         if res["timeout"]:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
                           f"cycles")
         if res["mem_error"]:
             raise RtlTrap(f"kernel {kernel.name} accessed memory beyond the simulated RAM")
-        if trap["cause"]:
-            words_ = [trap["inst"] & 0xFFFFFFFF, trap["inst"] >> 32]
+        if trap.cause:
+            words_ = [trap.inst & 0xFFFFFFFF, trap.inst >> 32]
             raw = b"".join(w.to_bytes(4, "little") for w in words_)
             try:
                 text = format_instruction(decode_one(raw))
             except GpgpuError:
                 text = f"{words_[0]:#010x} {words_[1]:#010x}"
-            cls = IllegalInstruction if trap["cause"] == 1 else RtlTrap
-            raise cls(f"kernel {kernel.name}: {_CAUSES.get(trap['cause'], 'trap')} at pc "
-                      f"{trap['pc']:#x} (wave slot {trap['slot']}): {text}")
+            cls = IllegalInstruction if trap.cause == TrapCause.ILLEGAL else RtlTrap
+            raise cls(f"kernel {kernel.name}: {_cause_text(trap.cause)} at pc "
+                      f"{trap.pc:#x} (wave slot {trap.slot}): {text}")
         records = decode_trace(res["trace"]) if trace else None
-        result = KernelResult(kernel.name, counters["instructions"], {}, {}, {}, 0, 0,
-                              seconds, counters["cycles"], records)
-        result.extra.update(counters)
+        result = KernelResult(kernel.name, counters.instructions, {}, {}, {}, 0, 0,
+                              seconds, counters.cycles, records)
+        result.extra.update({name: counters[name] for name, _ in CountersLayout})
         return result
