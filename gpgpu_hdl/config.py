@@ -13,6 +13,7 @@ illegal instruction that traps.
 from __future__ import annotations
 
 from collections.abc import Iterable
+import dataclasses
 from dataclasses import dataclass
 
 from .cu.shifter import SHIFTER_STYLES
@@ -163,6 +164,14 @@ class CuConfig:
                 f"does not fit {dev.name}: needs about {res.ebr} EBR (VGPRs {res.vgpr_ebr}, "
                 f"SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}) of "
                 f"{dev.ebr}; reduce wave_slots, vgprs, lanes or lds_bytes")
+
+    def key(self) -> str:
+        """A canonical text of this configuration, equal across processes (the profile is a
+        frozenset, whose ``repr`` order changes with hash randomization): cache keys use it."""
+        fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                  if f.name != "profile"]
+        profile = "full" if self.is_full else ",".join(sorted(self.profile))
+        return ";".join([*fields, f"profile={profile}"])
 
     @property
     def passes(self) -> int:
