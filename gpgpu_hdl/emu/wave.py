@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..isa.decoder import SCALAR_NAMES, ScalarCode
 from .context import FpMode, LaneContext
 from .memory import Lds, Memory
 
 __all__ = ["Wave", "mask_to_bool", "bool_to_mask", "VCC", "EXEC", "M0", "SCALAR_NAMES"]
 
-VCC, M0, EXEC = 106, 124, 126
+VCC, M0, EXEC = int(ScalarCode.VCC_LO), int(ScalarCode.M0), int(ScalarCode.EXEC_LO)
 _U8 = np.uint8
 
-#: Printable names of the scalar codes that are not plain SGPRs.
-SCALAR_NAMES = {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 126: "exec_lo", 127: "exec_hi"}
 
 
 def mask_to_bool(mask: int) -> np.ndarray:

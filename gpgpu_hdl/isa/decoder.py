@@ -20,7 +20,7 @@ from .formats import VOP3B, Encoding, Format, classify
 from .table import TABLE, InstrInfo, OperandType
 
 __all__ = ["OpKind", "Operand", "Instruction", "decode", "decode_one", "iter_decode",
-           "scalar_operand", "INLINE_FLOATS"]
+           "scalar_operand", "INLINE_FLOATS", "ScalarCode", "SCALAR_NAMES"]
 
 
 class OpKind(enum.Enum):
@@ -32,10 +32,36 @@ class OpKind(enum.Enum):
     IMM = "imm"            #: an immediate field (SIMM16, offsets); ``value`` = the raw field
 
 
+class ScalarCode(enum.IntEnum):
+    """Scalar operand codes (SSRC/SDST fields, and the low codes of 9-bit VALU sources) that
+    name something other than a plain SGPR s0..s103. Everything that decodes, executes or
+    generates operands uses these names."""
+
+    VCC_LO = 106
+    VCC_HI = 107
+    TBA_LO = 108
+    TBA_HI = 109
+    TMA_LO = 110
+    TMA_HI = 111
+    TTMP0 = 112           #: ttmp0..ttmp11 are 112..123
+    M0 = 124
+    EXEC_LO = 126
+    EXEC_HI = 127
+    VCCZ = 251
+    EXECZ = 252
+    SCC = 253
+    LDS_DIRECT = 254
+    LITERAL = 255
+
+
+#: Printable names of the scalar codes a wave's state holds besides s0..s103.
+SCALAR_NAMES = {ScalarCode.VCC_LO: "vcc_lo", ScalarCode.VCC_HI: "vcc_hi", ScalarCode.M0: "m0",
+                ScalarCode.EXEC_LO: "exec_lo", ScalarCode.EXEC_HI: "exec_hi"}
+
 #: Inline float constants by operand code (SI: no 1/(2*pi)).
 INLINE_FLOATS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0,
                  247: -4.0}
-_SPECIAL_CODES = {106, 107, 108, 109, 110, 111, 124, 126, 127, 251, 252, 253, 254}
+_SPECIAL_CODES = {c for c in ScalarCode if c != ScalarCode.LITERAL and c != ScalarCode.TTMP0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +152,7 @@ def scalar_operand(code: int, count: int, *, literal: int | None = None) -> Oper
     """
     if code <= 103:
         return Operand(OpKind.SGPR, code, count, code)
-    if 112 <= code <= 123:
-        return Operand(OpKind.SPECIAL, code, count, code)
-    if code in _SPECIAL_CODES:
+    if code in _SPECIAL_CODES or ScalarCode.TTMP0 <= code < ScalarCode.TTMP0 + 12:
         return Operand(OpKind.SPECIAL, code, count, code)
     if 128 <= code <= 192:
         return Operand(OpKind.INLINE, code - 128, count, code)
@@ -136,7 +160,7 @@ def scalar_operand(code: int, count: int, *, literal: int | None = None) -> Oper
         return Operand(OpKind.INLINE, 192 - code, count, code)
     if code in INLINE_FLOATS:
         return Operand(OpKind.INLINE, INLINE_FLOATS[code], count, code)
-    if code == 255:
+    if code == ScalarCode.LITERAL:
         if literal is None:
             raise DecodeError("literal operand without literal dword")
         return Operand(OpKind.LITERAL, literal, count, code)
@@ -232,7 +256,7 @@ def _scalar_ops(fmt: Format, info: InstrInfo, f: dict[str, int], lit: int | None
     return ops
 
 
-_VCC = 106
+_VCC = int(ScalarCode.VCC_LO)
 
 
 def _vcc() -> Operand:

@@ -13,19 +13,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from .decoder import Instruction, OpKind, Operand, decode
+from .decoder import Instruction, OpKind, Operand, ScalarCode, decode
 from .formats import ENCODING_OF, VOP3B, Format
 
 __all__ = ["format_operand", "format_instruction", "branch_target", "disassemble",
            "relocation_expressions"]
 
-_SPECIAL_NAMES = {
-    (106, 1): "vcc_lo", (107, 1): "vcc_hi", (106, 2): "vcc",
-    (108, 1): "tba_lo", (109, 1): "tba_hi", (108, 2): "tba",
-    (110, 1): "tma_lo", (111, 1): "tma_hi", (110, 2): "tma",
-    (124, 1): "m0", (126, 1): "exec_lo", (127, 1): "exec_hi", (126, 2): "exec",
-    (251, 1): "src_vccz", (252, 1): "src_execz", (253, 1): "src_scc", (254, 1): "src_lds_direct",
-}
+# assembler names of the special operands: pairs by their first code, halves as _lo/_hi
+_PAIRS = {ScalarCode.VCC_LO: "vcc", ScalarCode.TBA_LO: "tba", ScalarCode.TMA_LO: "tma",
+          ScalarCode.EXEC_LO: "exec"}
+_SPECIAL_NAMES = {(ScalarCode.M0, 1): "m0", (ScalarCode.VCCZ, 1): "src_vccz",
+                  (ScalarCode.EXECZ, 1): "src_execz", (ScalarCode.SCC, 1): "src_scc",
+                  (ScalarCode.LDS_DIRECT, 1): "src_lds_direct"}
+for _code, _name in _PAIRS.items():
+    _SPECIAL_NAMES |= {(_code, 2): _name, (_code, 1): f"{_name}_lo", (_code + 1, 1): f"{_name}_hi"}
 _HWREG_NAMES = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID",
                 5: "HW_REG_GPR_ALLOC", 6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS"}
 _RELOC_SUFFIX = {
