@@ -26,8 +26,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
-from ..isa.decoder import INLINE_FLOATS
-from ..isa.formats import ENCODING_OF, Format
+from ..isa.decoder import INLINE_FLOATS, ScalarCode
+from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
 from .salu import ScalarAlu
@@ -38,8 +38,10 @@ __all__ = ["MemRequest", "MemResponse", "MemoryPortSignature", "DispatchLayout",
 
 #: Scalar operand codes per wave slot in the SGPR file (s0..s103 are used).
 SGPR_SPACE = 128
-_VCC_LO, _VCC_HI, _M0, _EXEC_LO, _EXEC_HI = 106, 107, 124, 126, 127
-_VCCZ, _EXECZ, _SCC, _LITERAL = 251, 252, 253, 255
+_VCC_LO, _VCC_HI, _M0, _EXEC_LO, _EXEC_HI = (int(c) for c in (
+    ScalarCode.VCC_LO, ScalarCode.VCC_HI, ScalarCode.M0, ScalarCode.EXEC_LO, ScalarCode.EXEC_HI))
+_VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
+    ScalarCode.VCCZ, ScalarCode.EXECZ, ScalarCode.SCC, ScalarCode.LITERAL))
 _HW_REG_MODE = 1
 #: Bits of the inline float constants (operand codes 240..247): f32, and the high dword of f64.
 _INLINE_F32 = [struct.unpack("<I", struct.pack("<f", INLINE_FLOATS[c]))[0] for c in range(240, 248)]
@@ -132,8 +134,8 @@ def dispatch_fields(d, code_dwords: int, group_limit: int) -> dict:
     }
 
 
-def _field(fmt: Format, name: str, word: Signal):
-    f = ENCODING_OF[fmt].field(name)
+def _field(fmt: Format | Encoding, name: str, word: Signal):
+    f = (fmt if isinstance(fmt, Encoding) else ENCODING_OF[fmt]).field(name)
     return word[f.lo:f.hi + 1]
 
 
@@ -376,8 +378,12 @@ class ComputeUnit(wiring.Component):
         vop3_vdst = ir[0:8]
         vop3_sdst = ir[8:15]
         e32_vdst = ir[17:25]
+        # input/output modifiers (only float operations honour them; the VOP3b form has no
+        # abs/clamp: those bits hold its scalar destination)
         vop3_mods = Signal()
-        m.d.comb += vop3_mods.eq((ir[8:12] != 0) | (ir[59:64] != 0))
+        mods_a = Cat(_field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
+        mods_b = Cat(_field(VOP3B, n, ir) for n in ("omod", "neg"))
+        m.d.comb += vop3_mods.eq(Mux(ctl.vop3b, mods_b != 0, mods_a != 0))
 
         src_code = Array(Signal(9, name=f"src_code{i}") for i in range(3))
         vdst = Signal(9)
@@ -987,7 +993,8 @@ class ComputeUnit(wiring.Component):
                         m.d.sync += scc.eq(salu.scc_out)
                     with m.If(salu.write_exec):
                         m.d.sync += exec_.eq(salu.exec_out)
-                    with m.If(salu.write_d):
+                    # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
+                    with m.If(salu.write_d & ~(salu.write_exec & (sdst == _EXEC_LO))):
                         m.d.sync += start_swrite(sdst, ctl.dst_dw)
                         m.next = "SWRITE"
                     with m.Else():

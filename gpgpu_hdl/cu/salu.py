@@ -30,7 +30,7 @@ from ..isa.table import TABLE, InstrInfo, Unit
 from .multiplier import MulOp, MulUnit
 from .shifter import SHIFTER_STYLES, ShiftOp, make_shifter
 
-__all__ = ["SALU_ALU_OPS", "SALU_CORE_OPS", "SaluOp", "ScalarAlu"]
+__all__ = ["SALU_ALU_OPS", "SALU_CORE_OPS", "CONDITIONAL_WRITES", "SaluOp", "ScalarAlu"]
 
 _SALU_FORMATS = (Format.SOP1, Format.SOP2, Format.SOPC, Format.SOPK)
 
@@ -249,6 +249,13 @@ def _control(info: InstrInfo) -> dict:
 
 
 _CONTROL: dict[str, dict] = {m: _control(TABLE.by_mnemonic(m)) for m in SALU_ALU_OPS}
+
+
+#: Mnemonics whose destination is written only when SCC is 1 (``s_cmov*``): a commit trace
+#: of the hardware leaves their destination out when SCC is 0.
+CONDITIONAL_WRITES: frozenset[str] = frozenset(
+    info.mnemonic for info in TABLE if info.mnemonic in SALU_ALU_OPS
+    and _control(info).get("cond_d"))
 
 
 def _check_ops(ops: object) -> tuple[str, ...]:
