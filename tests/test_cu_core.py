@@ -43,3 +43,32 @@ def test_dispatch_fields_follow_the_header():
     assert layout == [tuple(r) for r in h.sgpr_layout()]
     assert f["group_counts"] == [16, 1, 1]
     DispatchLayout.const(f)          # every value fits its field
+
+
+def test_decode_trace_unpacks_the_trace_layout():
+    """The backend's fast unpacking of commit records agrees with Amaranth's own layout."""
+    import random
+
+    from gpgpu_hdl.cu.core import TraceLayout
+    from gpgpu_hdl.runtime.backend_verilator import decode_trace
+
+    rng = random.Random(5)
+    for s_count, v_count in ((0, 0), (2, 1), (16, 4), (1, 2)):
+        fields = {"slot": 3, "group": [1, 2, 3], "wave": 4, "pc": 0x40,
+                  "inst": rng.getrandbits(64), "exec": rng.getrandbits(64), "s_code": 106,
+                  "s_count": s_count, "s_data": [rng.getrandbits(32) for _ in range(16)],
+                  "v_reg": 7, "v_count": v_count,
+                  "v_data": [[rng.getrandbits(32) for _ in range(64)] for _ in range(4)],
+                  "scc": 1, "mode": 0x3C0, "exec_after": rng.getrandbits(64),
+                  "vcc_after": rng.getrandbits(64), "m0": 9}
+        const = TraceLayout.const(fields)
+        (rec,) = decode_trace([const.as_value().value])
+        assert rec["wg"] == [1, 2, 3] and rec["wave"] == 4 and rec["pc"] == 0x40
+        assert rec["words"] == [fields["inst"] & 0xFFFFFFFF, fields["inst"] >> 32]
+        assert (rec["exec"], rec["exec_after"], rec["vcc_after"]) == \
+            (fields["exec"], fields["exec_after"], fields["vcc_after"])
+        assert (rec["scc"], rec["mode"]) == (1, 0x3C0)
+        names = ["vcc_lo", "vcc_hi"] + [f"s{106 + k}" for k in range(2, 16)]
+        assert rec["sgpr"] == dict(zip(names[:s_count], fields["s_data"][:s_count],
+                                       strict=True))
+        assert rec["vgpr"] == {f"v{7 + k}": fields["v_data"][k] for k in range(v_count)}

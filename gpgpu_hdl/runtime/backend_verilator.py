@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,11 +19,13 @@ from ..config import ConfigError, CuConfig
 from ..dispatch import Dispatch
 from ..emu import Memory
 from ..emu.trace import per_wave
+from ..cu.salu import CONDITIONAL_WRITES
 from ..errors import GpgpuError
 from ..isa.decoder import decode_one
 from ..isa.disasm import format_instruction
 
-__all__ = ["VerilatorBackend", "RtlTrap", "IllegalInstruction", "decode_trace"]
+__all__ = ["VerilatorBackend", "RtlTrap", "IllegalInstruction", "decode_trace",
+           "compare_traces", "TraceMismatch"]
 
 def _cause_text(cause: int) -> str:
     from ..cu.core import TrapCause
@@ -34,7 +36,12 @@ def _cause_text(cause: int) -> str:
 
 
 class RtlTrap(GpgpuError):
-    """The compute unit stopped a launch: a trap, a memory error or a timeout."""
+    """The compute unit stopped a launch: a trap, a memory error or a timeout. ``pc`` is the
+    byte offset of the trapping instruction in the kernel's code, when there is one."""
+
+    def __init__(self, message: str, *, pc: int | None = None) -> None:
+        super().__init__(message)
+        self.pc = pc
 
 
 class IllegalInstruction(RtlTrap):
@@ -43,66 +50,130 @@ class IllegalInstruction(RtlTrap):
 
 def decode_trace(records: list[int]) -> list[dict]:
     """RTL commit records as dicts in the emulator's trace format (values after, see
-    :mod:`gpgpu_hdl.emu.trace`); vector values are given for the lanes in ``exec`` only."""
+    :mod:`gpgpu_hdl.emu.trace`); vector values are given for the lanes in ``exec`` only.
+
+    Fields are cut out of each packed record by the offsets of
+    :data:`~gpgpu_hdl.cu.core.TraceLayout` (a record is over 9000 bits; going through
+    ``Layout.from_bits`` costs milliseconds a record)."""
+    from amaranth.hdl import Shape
+
     from ..cu.core import TraceLayout
-    from ..emu.wave import SCALAR_NAMES
+    from ..isa.decoder import SCALAR_NAMES
+
+    def field(name: str) -> tuple[int, int]:
+        f = TraceLayout[name]
+        return f.offset, (1 << Shape.cast(f.shape).width) - 1
+
+    scalars = {n: field(n) for n in ("slot", "wave", "pc", "inst", "exec", "s_code", "s_count",
+                                     "v_reg", "v_count", "scc", "mode", "exec_after",
+                                     "vcc_after")}
+    group_at = TraceLayout["group"].offset
+    s_at = TraceLayout["s_data"].offset
+    v_at = TraceLayout["v_data"].offset
+    lanes = TraceLayout["v_data"].shape.elem_shape.length
     out = []
     for value in records:
-        t = TraceLayout.from_bits(value)
-        rec: dict[str, Any] = {"wg": list(t.group), "wave": t.wave, "pc": t.pc,
-                               "words": [t.inst & 0xFFFFFFFF, t.inst >> 32],
-                               "exec": t.exec, "scc": t.scc, "mode": t.mode,
-                               "exec_after": t.exec_after, "vcc_after": t.vcc_after}
-        rec["sgpr"] = {SCALAR_NAMES.get(t.s_code + k, f"s{t.s_code + k}"): t.s_data[k]
-                       for k in range(t.s_count)}
-        rec["vgpr"] = {f"v{t.v_reg + k}": list(t.v_data[k]) for k in range(t.v_count)}
+        t = {n: (value >> off) & mask for n, (off, mask) in scalars.items()}
+        rec: dict[str, Any] = {"wg": [(value >> (group_at + 32 * k)) & 0xFFFFFFFF
+                                      for k in range(3)],
+                               "wave": t["wave"], "pc": t["pc"],
+                               "words": [t["inst"] & 0xFFFFFFFF, t["inst"] >> 32],
+                               "exec": t["exec"], "scc": t["scc"], "mode": t["mode"],
+                               "exec_after": t["exec_after"], "vcc_after": t["vcc_after"]}
+        code = t["s_code"]
+        rec["sgpr"] = {SCALAR_NAMES.get(code + k, f"s{code + k}"):
+                       (value >> (s_at + 32 * k)) & 0xFFFFFFFF for k in range(t["s_count"])}
+        vgpr = {}
+        if t["v_count"]:
+            nbits = 32 * lanes * t["v_count"]
+            raw = ((value >> v_at) & ((1 << nbits) - 1)).to_bytes(nbits // 8, "little")
+            words = np.frombuffer(raw, dtype="<u4").reshape(t["v_count"], lanes)
+            for k in range(t["v_count"]):
+                vgpr[f"v{t['v_reg'] + k}"] = words[k].tolist()
+        rec["vgpr"] = vgpr
         out.append(rec)
     return out
 
 
-def compare_traces(emu: list[dict], rtl: list[dict]) -> list[str]:
+class TraceMismatch(NamedTuple):
+    """One difference between two commit traces; ``pc`` is None for whole-wave problems."""
+
+    wave: tuple
+    index: int | None
+    pc: int | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def compare_traces(emu: list[dict], rtl: list[dict], limit: int = 20) -> list[TraceMismatch]:
     """Differences between an emulator trace and an RTL trace, wave by wave, instruction by
     instruction (empty when they agree). Vector registers are compared on the lanes that ran
-    (EXEC before the instruction); scalar destinations, EXEC and VCC after each instruction."""
-    problems = []
+    (EXEC before the instruction); scalar destinations, EXEC and VCC after each instruction.
+    A wave's comparison stops at its first differing instruction."""
+    problems: list[TraceMismatch] = []
     ew, rw = per_wave(emu), per_wave(rtl)
     if set(ew) != set(rw):
-        problems.append(f"waves differ: emulator {sorted(ew)[:4]}..., RTL {sorted(rw)[:4]}...")
+        problems.append(TraceMismatch((), None, None, f"waves differ: emulator "
+                                      f"{sorted(ew)[:4]}..., RTL {sorted(rw)[:4]}..."))
     for key in sorted(set(ew) & set(rw)):
         a, b = ew[key], rw[key]
         for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            where = f"wave {key} instruction {i} (pc {x['pc']:#x} {x.get('op', '')})"
-            if x["pc"] != y["pc"]:
-                problems.append(f"{where}: RTL is at pc {y['pc']:#x}")
+            found = _record_differences(x, y)
+            if found:
+                where = f"wave {key} instruction {i} (pc {x['pc']:#x} {x.get('op', '')})"
+                problems += [TraceMismatch(key, i, x["pc"], f"{where}: {t}") for t in found]
                 break
-            lanes = x["exec"]
-            for reg, values in x.get("vgpr", {}).items():
-                got = y["vgpr"].get(reg)
-                if got is None:
-                    problems.append(f"{where}: RTL did not write {reg}")
-                    continue
-                bad = [n for n in range(64) if lanes >> n & 1 and values[n] != got[n]]
-                if bad:
-                    n = bad[0]
-                    problems.append(f"{where}: {reg} lane {n} emulator {values[n]:#x} "
-                                    f"RTL {got[n]:#x} ({len(bad)} lanes differ)")
-            for reg, value in x.get("sgpr", {}).items():
-                if reg in ("exec_lo", "exec_hi", "vcc_lo", "vcc_hi"):
-                    full = y["exec_after"] if reg.startswith("exec") else y["vcc_after"]
-                    got = full & 0xFFFFFFFF if reg.endswith("lo") else full >> 32
-                else:
-                    got = y["sgpr"].get(reg)
-                if got is not None and got != value:
-                    problems.append(f"{where}: {reg} emulator {value:#x} RTL {got:#x}")
-                elif got is None:
-                    problems.append(f"{where}: RTL did not write {reg}")
-            if "scc" in x and x["scc"] != y["scc"]:
-                problems.append(f"{where}: SCC emulator {x['scc']} RTL {y['scc']}")
-            if len(problems) > 20:
-                return problems
-        if len(a) != len(b):
-            problems.append(f"wave {key}: emulator retired {len(a)} instructions, RTL {len(b)}")
+        else:
+            if len(a) != len(b):
+                problems.append(TraceMismatch(key, None, None, f"wave {key}: emulator "
+                                              f"retired {len(a)} instructions, RTL {len(b)}"))
+        if len(problems) >= limit:
+            break
     return problems
+
+
+def _mnemonic(record: dict) -> str:
+    raw = b"".join(w.to_bytes(4, "little") for w in record["words"][:2])
+    try:
+        return decode_one(raw + bytes(8 - len(raw))).info.mnemonic
+    except GpgpuError:
+        return ""
+
+
+def _record_differences(x: dict, y: dict) -> list[str]:
+    """How RTL record ``y`` differs from emulator record ``x`` of the same instruction."""
+    if x["pc"] != y["pc"]:
+        return [f"RTL is at pc {y['pc']:#x}"]
+    out = []
+    lanes = x["exec"]
+    if lanes != y["exec"]:
+        out.append(f"EXEC before: emulator {lanes:#x} RTL {y['exec']:#x}")
+    for reg, values in x.get("vgpr", {}).items():
+        got = y["vgpr"].get(reg)
+        if got is None:
+            out.append(f"RTL did not write {reg}")
+            continue
+        bad = [n for n in range(64) if lanes >> n & 1 and values[n] != got[n]]
+        if bad:
+            n = bad[0]
+            out.append(f"{reg} lane {n} emulator {values[n]:#x} RTL {got[n]:#x} "
+                       f"({len(bad)} lanes differ)")
+    for reg, value in x.get("sgpr", {}).items():
+        if reg in ("exec_lo", "exec_hi", "vcc_lo", "vcc_hi"):
+            full = y["exec_after"] if reg.startswith("exec") else y["vcc_after"]
+            got = full & 0xFFFFFFFF if reg.endswith("lo") else full >> 32
+        else:
+            got = y["sgpr"].get(reg)
+        if got is None:
+            if not (y["scc"] == 0 and _mnemonic(x) in CONDITIONAL_WRITES):
+                out.append(f"RTL did not write {reg}")
+        elif got != value:
+            out.append(f"{reg} emulator {value:#x} RTL {got:#x}")
+    if "scc" in x and x["scc"] != y["scc"]:
+        out.append(f"SCC emulator {x['scc']} RTL {y['scc']}")
+    return out
 
 
 class VerilatorBackend:
@@ -137,7 +208,7 @@ class VerilatorBackend:
             # the generator's sources and the configuration identify the Verilog; -O0: the
             # C++ of the full unit takes over 10 minutes to compile at -O1, 100 s at -O0
             src = Path(__file__).resolve().parent.parent / "cu"
-            digest = hashlib.sha256(repr((self.config, self.mem_words, self.mem_latency,
+            digest = hashlib.sha256(repr((self.config.key(), self.mem_words, self.mem_latency,
                                           __version__)).encode())
             for f in sorted(src.glob("*.py")) + sorted((src.parent / "isa").glob("*.tsv")):
                 digest.update(f.read_bytes())
@@ -209,7 +280,7 @@ class VerilatorBackend:
                 text = f"{words_[0]:#010x} {words_[1]:#010x}"
             cls = IllegalInstruction if trap.cause == TrapCause.ILLEGAL else RtlTrap
             raise cls(f"kernel {kernel.name}: {_cause_text(trap.cause)} at pc "
-                      f"{trap.pc:#x} (wave slot {trap.slot}): {text}")
+                      f"{trap.pc:#x} (wave slot {trap.slot}): {text}", pc=int(trap.pc))
         records = decode_trace(res["trace"]) if trace else None
         result = KernelResult(kernel.name, counters.instructions, {}, {}, {}, 0, 0,
                               seconds, counters.cycles, records)
