@@ -400,10 +400,11 @@ class DeviceRun:
             self.counts[k] = self.counts.get(k, 0) + v
 
 
-def run_device(case: Case, device: Any, inputs: Mapping[str, np.ndarray] | None = None
-               ) -> tuple[dict[str, np.ndarray], DeviceRun]:
+def run_device(case: Case, device: Any, inputs: Mapping[str, np.ndarray] | None = None,
+               *, trace: bool = False) -> tuple[dict[str, np.ndarray], DeviceRun]:
     """Run every launch of ``case`` through the runtime on ``device`` (a
-    ``gpgpu_hdl.runtime.Device``); return the output buffers and a :class:`DeviceRun`."""
+    ``gpgpu_hdl.runtime.Device``); return the output buffers and a :class:`DeviceRun`
+    (with ``trace``, each launch's result carries its commit trace)."""
     from gpgpu_hdl.runtime import LocalMemory
 
     arrays = case.inputs() if inputs is None else {k: v.copy() for k, v in inputs.items()}
@@ -415,6 +416,8 @@ def run_device(case: Case, device: Any, inputs: Mapping[str, np.ndarray] | None 
         args = [bufs[a.name] if isinstance(a, Buf) else
                 LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in la.args]
         extra = {} if la.global_offset is None else {"global_offset": la.global_offset}
+        if trace:
+            extra["trace"] = True
         run.add(getattr(program, la.kernel)(*args, global_size=la.global_size,
                                             local_size=la.local_size, **extra))
     out = {o.name: np.asarray(bufs[o.name].numpy()) for o in case.outputs}

@@ -11,14 +11,14 @@ Python runs only at the start, once per retired instruction when tracing, and at
 
 import cocotb
 import numpy as np
-from cocotb.triggers import Edge, First, RisingEdge, Timer
+from cocotb.triggers import First, RisingEdge, Timer
 
 from gpgpu_hdl.sim.cocotb_io import load_params, read_words, save_results, write_words
 
 
 async def _collect(dut, records: list) -> None:
     while True:
-        await Edge(dut.retire_toggle)
+        await dut.retire_toggle.value_change
         records.append(int(dut.retire.value))
 
 

@@ -8,7 +8,7 @@ import time
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import Edge, RisingEdge
+from cocotb.triggers import RisingEdge
 
 from gpgpu_hdl.sim.cocotb_io import load_params, read_words, save_results, write_words
 
@@ -111,7 +111,7 @@ async def speed_trace(dut):
 
     async def monitor():
         while True:
-            await Edge(toggle)
+            await toggle.value_change
             events.append((index.get_signal_val_long(), data.get_signal_val_long()))
 
     cocotb.start_soon(monitor())

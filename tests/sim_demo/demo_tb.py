@@ -10,7 +10,7 @@ import os
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import Edge, RisingEdge, Timer, with_timeout
+from cocotb.triggers import RisingEdge, Timer, with_timeout
 
 from gpgpu_hdl.sim.cocotb_io import load_params, read_words, save_results, write_words
 
@@ -45,7 +45,7 @@ async def sum_block(dut):
 
     async def monitor():
         while True:
-            await Edge(toggle)
+            await toggle.value_change
             index.append(index_raw.get_signal_val_long())
             data.append(data_raw.get_signal_val_long())
 
