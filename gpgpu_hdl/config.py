@@ -101,6 +101,8 @@ class CuConfig:
     ----------
     lanes : int
         Lanes per VALU (1, 2, ..., 64); a wave64 instruction takes ``64 // lanes`` passes.
+        The default, 8, is the most that fits an LFE5U-85F (16 lanes need 216 of its 156
+        18x18 multipliers and 121 % of its LUTs, see ``docs/synth.md``).
     valus : int
         Vector ALUs sharing the issue stage (1 to 4).
     wave_slots : int
@@ -121,7 +123,7 @@ class CuConfig:
         FPGA the configuration must fit (a key of :data:`DEVICES`).
     """
 
-    lanes: int = 16
+    lanes: int = 8
     valus: int = 1
     wave_slots: int = 8
     vgprs: int = 64
