@@ -6,7 +6,8 @@ emulator's bit for bit, and its commit trace must match the emulator's instructi
 instruction. The first run builds the Verilator model (a few minutes: Verilog conversion and
 C++ compilation at -O0); later runs reuse ``build/verilator``.
 
-Cases with more than a few launches run only with ``-m slow`` (``make test-all``). Cases that
+Cases that retire more than ``_DEFAULT_BUDGET`` wave-instructions run only with ``-m slow``
+(``make test-all``). Cases that
 need instructions the RTL does not implement yet (FP32, issue 7) are skipped with the missing
 mnemonics named, and one of them checks that such a kernel stops with ``IllegalInstruction``
 at the right instruction instead of computing garbage.
@@ -27,8 +28,10 @@ from _suite import load_suite
 
 suite = load_suite()
 
-#: launches above which a case is only run with ``-m slow``
-_MANY_LAUNCHES = 4
+#: wave-instructions (on the emulator) above which a case runs only with ``-m slow``: the model
+#: is compiled at -O0 and simulates a few thousand cycles a second, and vector memory moves
+#: one lane-dword at a time, so a kernel of a few thousand wave-instructions takes minutes
+_DEFAULT_BUDGET = 1000
 
 
 def _mnemonics(case) -> set[str]:
@@ -41,11 +44,17 @@ def rtl_ready(case) -> bool:
     return _mnemonics(case) <= SUPPORTED_MNEMONICS
 
 
+def _cost(case) -> int:
+    """Wave-instructions the case retires on the emulator."""
+    _, run = suite.run_device(case, Device("emu"), case.inputs())
+    return sum(r.instructions for r in run.results)
+
+
 def _cases():
     out = []
     for case in suite.CASES:
-        marks = [pytest.mark.slow] if len(case.launches) > _MANY_LAUNCHES else []
-        out.append(pytest.param(case, id=case.name, marks=marks))
+        slow = rtl_ready(case) and _cost(case) > _DEFAULT_BUDGET
+        out.append(pytest.param(case, id=case.name, marks=[pytest.mark.slow] if slow else []))
     return out
 
 

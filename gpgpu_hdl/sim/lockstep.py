@@ -7,7 +7,7 @@ instructions drawn from the instruction table (only entries the compute unit imp
 that keep the stream straight-line: scalar and vector ALU, compares, lane access, ``s_nop``),
 with operands from :func:`gpgpu_hdl.isa.randgen.random_instruction` inside a
 :class:`~gpgpu_hdl.isa.randgen.RegisterBudget`; an epilogue stores every register the body
-could touch, plus VCC, M0, EXEC and SCC, to memory. Four waves in two workgroups run it.
+could touch, plus VCC, M0, EXEC and SCC, to memory. A workgroup of two waves runs it.
 
 :func:`check` runs a stream on a device and on the emulator and compares the commit traces
 instruction by instruction and the stored registers bit for bit. :func:`minimize` shrinks a
@@ -43,7 +43,7 @@ BUDGET = RegisterBudget(sgprs=40, vgprs=24, ttmp=False)
 #: the scalar registers dumped after the body, by operand code (s0..s39, vcc, m0)
 _DUMP_SCALARS = [*range(BUDGET.sgprs), ScalarCode.VCC_LO, ScalarCode.VCC_HI, ScalarCode.M0]
 _LOCAL = 128            # work-items per group (two waves)
-_GROUPS = 2
+_GROUPS = 1
 _GLOBAL = _LOCAL * _GROUPS
 #: output slots, one dword per work-item each: VGPRs, scalars, EXEC lo/hi, SCC
 _SLOTS = BUDGET.vgprs + len(_DUMP_SCALARS) + 3
