@@ -146,14 +146,15 @@ class Stream:
                   "s_mov_b32 s46, 0",
                   "s_mov_b32 s47, 0xf000"]
         stride = _GLOBAL * 4
-        sources = [f"v{k}" for k in range(BUDGET.vgprs)]
-        sources += [_sname(c) for c in _DUMP_SCALARS] + ["s48", "s49", "s50"]
-        for src in sources:
-            if not src[1:].isdigit() or src[0] != "v":
-                lines.append(f"v_mov_b32 v29, {src}")
-                src = "v29"
-            lines += [f"buffer_store_dword {src}, v[26:27], s[44:47], 0 addr64",
-                      f"s_add_u32 s44, s44, {stride:#x}", "s_addc_u32 s45, s45, 0"]
+        step = [f"s_add_u32 s44, s44, {stride:#x}", "s_addc_u32 s45, s45, 0"]
+        for k in range(BUDGET.vgprs):
+            lines += [f"buffer_store_dword v{k}, v[26:27], s[44:47], 0 addr64", *step]
+        # scalars are the same in every lane: lane 0 stores them (a store is one lane-dword
+        # at a time on the RTL, so this keeps the dump short)
+        lines.append("s_mov_b64 exec, 1")
+        for src in [_sname(c) for c in _DUMP_SCALARS] + ["s48", "s49", "s50"]:
+            lines += [f"v_mov_b32 v29, {src}",
+                      "buffer_store_dword v29, v[26:27], s[44:47], 0 addr64", *step]
         lines.append("s_endpgm")
         return "\n".join(lines) + "\n"
 
@@ -235,7 +236,7 @@ class Outcome:
 
 def _run(device: Any, stream: Stream, code: bytes) -> tuple[np.ndarray, Any]:
     prog = device.load_bytes(code, f"stream-{stream.seed}")
-    out = device.empty((_SLOTS, _GLOBAL), np.uint32)
+    out = device.array(np.zeros((_SLOTS, _GLOBAL), np.uint32))
     res = prog.stream(out, global_size=_GLOBAL, local_size=_LOCAL, trace=True)
     return np.asarray(out.numpy()), res
 
