@@ -1,0 +1,210 @@
+"""Area and Fmax of a compute unit: Yosys for ECP5 and Xilinx 7-series, nextpnr for ECP5.
+
+    python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
+                             [--no-pnr] [--freq MHZ] [--seed N] [--timeout SECONDS]
+
+Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
+``--config``) to Verilog, synthesizes it with :func:`gpgpu_hdl.synth.synthesize`, places and
+routes the ECP5 netlist on the configuration's device (``CuConfig.device``, package CABGA381,
+speed grade 6 by default) and prints one table. Every tool run is cached under ``--cache-dir``
+(``build/synth``): a second run with the same Verilog only converts the design again (about
+20 s for the default unit). The default unit takes Yosys tens of minutes and nextpnr longer on a
+busy machine; run it in the background. See ``docs/synth.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from amaranth.back import verilog  # noqa: E402
+
+from gpgpu_hdl.config import DEVICES, CuConfig  # noqa: E402
+from gpgpu_hdl.cu.core import ComputeUnit  # noqa: E402
+from gpgpu_hdl.errors import GpgpuError  # noqa: E402
+from gpgpu_hdl.synth import (  # noqa: E402
+    SYNTH_COMMANDS,
+    PnrReport,
+    SynthError,
+    place_and_route,
+    synthesize,
+)
+
+TOP = "compute_unit"
+
+
+def parse_overrides(items: list[str]) -> dict[str, object]:
+    """``["lanes=4", "shifter=barrel"]`` -> ``{"lanes": 4, "shifter": "barrel"}``."""
+    overrides: dict[str, object] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--config takes NAME=VALUE items, not {item!r}")
+        try:
+            overrides[name] = int(value, 0)
+        except ValueError:
+            overrides[name] = value
+    return overrides
+
+
+class Progress:
+    """One status line on a terminal (rewritten in place), else a line per new stage."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last = None
+
+    def __call__(self, stage: str, seconds: float) -> None:
+        if self.tty:
+            self.stream.write(f"\r\x1b[K  {stage} ({seconds:.0f} s)")
+            if stage.endswith(": done"):
+                self.stream.write("\n")
+        elif stage != self.last:
+            self.stream.write(f"  [{seconds:7.1f} s] {stage}\n")
+        self.stream.flush()
+        self.last = stage
+
+
+def _pct(used: int, available: int) -> str:
+    return f"{used}/{available} ({100 * used / available:.0f}%)" if available else str(used)
+
+
+def _memory_summary(memories: dict[str, str]) -> str:
+    named = {n: how.strip("$_") for n, how in memories.items() if not n.startswith("$")}
+    groups: dict[str, list[str]] = {}
+    for name, how in named.items():
+        groups.setdefault(how, []).append(name)
+    roms = sum(1 for n in memories if n.startswith("$"))
+    parts = [f"{how}: {', '.join(_compress(names))}" for how, names in sorted(groups.items())]
+    if roms:
+        parts.append(f"{roms} constant tables as logic")
+    return "; ".join(parts)
+
+
+def _compress(names: list[str]) -> list[str]:
+    """``vgpr0..vgpr15`` instead of sixteen names."""
+    numbered: dict[str, list[int]] = {}
+    out = []
+    for name in names:
+        m = re.fullmatch(r"(.*?)(\d+)", name)
+        if m:
+            numbered.setdefault(m[1], []).append(int(m[2]))
+        else:
+            out.append(name)
+    for stem, nums in numbered.items():
+        nums.sort()
+        out.append(f"{stem}{nums[0]}..{stem}{nums[-1]}" if len(nums) > 1 else f"{stem}{nums[0]}")
+    return sorted(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="CuConfig overrides, e.g. lanes=4 wave_slots=4")
+    parser.add_argument("--target", choices=("ecp5", "xilinx", "both"), default="both")
+    parser.add_argument("--no-pnr", action="store_true", help="skip nextpnr-ecp5")
+    parser.add_argument("--freq", type=float, default=50.0,
+                        help="clock constraint for nextpnr in MHz (default 50)")
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")
+    parser.add_argument("--router", choices=("router1", "router2"), default="router2")
+    parser.add_argument("--package", default="CABGA381")
+    parser.add_argument("--speed", type=int, default=6, choices=(6, 7, 8))
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds allowed for each tool run (default: no limit)")
+    parser.add_argument("--cache-dir", type=Path, default=ROOT / "build" / "synth")
+    args = parser.parse_args(argv)
+
+    try:
+        config = CuConfig(**parse_overrides(args.config))
+    except (GpgpuError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    targets = ("ecp5", "xilinx") if args.target == "both" else (args.target,)
+    shown = ", ".join(f"{k}={v}" for k, v in vars(config).items() if k != "profile")
+    profile = "full" if config.is_full else f"{len(config.profile)} instructions"
+    print(f"compute unit: {shown}, profile={profile}")
+
+    start = time.monotonic()
+    text = verilog.convert(ComputeUnit(config), name=TOP, emit_src=False,
+                           strip_internal_attrs=True)
+    print(f"Verilog: {len(text) / 1e6:.1f} MB in {time.monotonic() - start:.1f} s")
+    progress = Progress()
+    res = config.resources()
+    device = DEVICES[config.device]
+    rows = []          # (target, area, timing or None)
+    try:
+        for target in targets:
+            area = synthesize(text, TOP, target, cache_dir=args.cache_dir,
+                              progress=progress, timeout=args.timeout)
+            cached = " (cached)" if area.cached else ""
+            print(f"\n{target}: yosys {area.tool}, `{SYNTH_COMMANDS[target].format(top=TOP)}`, "
+                  f"{area.seconds:.0f} s{cached}")
+            if target == "ecp5":
+                print(f"  {'LUT4':>7} {'FF':>7} {'EBR':>5} {'DSP':>5} {'CCU2C':>6} "
+                      f"{'DPR16X4':>7} {'PFUMX+L6':>8} {'cells':>7}")
+                print(f"  {area.luts:>7} {area.ffs:>7} {area.block_rams:>5} {area.dsps:>5} "
+                      f"{area.carries:>6} {area.distributed_rams:>7} {area.wide_muxes:>8} "
+                      f"{area.total_cells:>7}")
+                print(f"  EBR estimate of the configuration: {res.ebr} (VGPR {res.vgpr_ebr}, "
+                      f"SGPR {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}); "
+                      f"{device.name} has {device.ebr} EBR, {device.dsp} DSP")
+            else:
+                print(f"  {'LUT':>7} {'FF':>7} {'BRAM18':>6} {'DSP48':>5} {'CARRY4':>6} "
+                      f"{'LUTRAM':>6} {'MUXF7/8':>7} {'cells':>7}")
+                print(f"  {area.luts:>7} {area.ffs:>7} {area.block_ram_18k:>6} "
+                      f"{area.dsps:>5} {area.carries:>6} {area.distributed_rams:>6} "
+                      f"{area.wide_muxes:>7} {area.total_cells:>7}")
+            print(f"  memories: {_memory_summary(area.memories)}")
+            print(f"  cells: {', '.join(f'{c} {n}' for c, n in area.cells.items())}")
+            timing = None
+            if target == "ecp5" and not args.no_pnr:
+                try:
+                    timing = place_and_route(area, device=config.device, package=args.package,
+                                             speed=args.speed, frequency_mhz=args.freq,
+                                             seed=args.seed, router=args.router,
+                                             cache_dir=args.cache_dir,
+                                             progress=progress, timeout=args.timeout)
+                except SynthError as exc:      # e.g. does not fit: still show the other target
+                    lines = str(exc).splitlines()
+                    print(f"  nextpnr-ecp5: {lines[0]}\n  {lines[-1]}")
+                    timing = lines[0]
+            if isinstance(timing, PnrReport):
+                cached = " (cached)" if timing.cached else ""
+                print(f"  nextpnr-ecp5 {timing.tool}: {timing.device}-{timing.speed} "
+                      f"{timing.package}, seed {timing.seed}, {timing.router}, out of context, "
+                      f"{timing.seconds:.0f} s{cached}")
+                print(f"  Fmax {timing.fmax_mhz:.2f} MHz (constraint {timing.target_mhz:g} "
+                      f"MHz)")
+                print("  utilization: " + ", ".join(
+                    f"{bel} {_pct(u, a)}" for bel, (u, a) in timing.utilization.items()))
+            rows.append((target, area, timing))
+    except GpgpuError as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:           # the tool was killed and its half-done run removed
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    print(f"\n{'target':8} {'LUT':>7} {'FF':>7} {'BRAM18':>6} {'DSP':>5} {'carry':>6} "
+          f"{'yosys s':>8} {'pnr s':>7} {'Fmax MHz':>9}")
+    for target, area, timing in rows:
+        if isinstance(timing, PnrReport):
+            pnr = f"{timing.seconds:>7.0f} {timing.fmax_mhz:>9.2f}"
+        else:
+            pnr = f"{'-':>7} {'-' if timing is None else 'failed':>9}"
+        print(f"{target:8} {area.luts:>7} {area.ffs:>7} {area.block_ram_18k:>6} {area.dsps:>5} "
+              f"{area.carries:>6} {area.seconds:>8.0f} {pnr}")
+    failed = [timing for _, _, timing in rows if isinstance(timing, str)]
+    if failed:
+        print(f"place and route: {failed[0]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
