@@ -97,7 +97,8 @@ def test_reproducer_names_the_seed_and_the_body():
 @pytest.fixture(scope="module")
 def rtl():
     Device("verilator").backend.build()
-    return lambda: Device("verilator")
+    # a stream of a few hundred instructions takes well under 200k cycles: a hang fails fast
+    return lambda: Device("verilator", max_cycles=1_000_000)
 
 
 def _run_seeds(first: int, count: int, length: int, rtl) -> None:

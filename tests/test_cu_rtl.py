@@ -50,19 +50,35 @@ def _cost(case) -> int:
     return sum(r.instructions for r in run.results)
 
 
+#: cases seen to misbehave on the RTL, kept visible as strict expected failures (opt-in runs)
+_KNOWN_BAD = {
+    "mix_small": "still running after 12 minutes (over 700k cycles for 784 wave-instructions): "
+                 "suspected hang in sub-dword buffer loads/stores, under investigation (issue 4)",
+}
+
+
 def _cases():
     out = []
     for case in suite.CASES:
-        slow = rtl_ready(case) and _cost(case) > _DEFAULT_BUDGET
-        out.append(pytest.param(case, id=case.name, marks=[pytest.mark.slow] if slow else []))
+        marks = []
+        if rtl_ready(case) and (_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD):
+            marks.append(pytest.mark.slow)
+        if case.name in _KNOWN_BAD:
+            marks.append(pytest.mark.xfail(strict=True, reason=_KNOWN_BAD[case.name]))
+        out.append(pytest.param(case, id=case.name, marks=marks))
     return out
+
+
+def _cycle_limit(case) -> int:
+    """A hang fails within a bounded time: generous against the emulator's work."""
+    return 400 * _cost(case) + 200_000
 
 
 @pytest.fixture(scope="module")
 def rtl_device():
     """A factory of fresh ``Device("verilator")`` (the model is built once, here)."""
     Device("verilator").backend.build()
-    return lambda: Device("verilator")
+    return lambda **kw: Device("verilator", **kw)
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -72,7 +88,8 @@ def test_case_matches_emulator(case, rtl_device):
         pytest.skip(f"needs {', '.join(missing[:4])} (FP32 issue / not in the RTL yet)")
     inputs = case.inputs()
     want, emu = suite.run_device(case, Device("emu"), inputs, trace=True)
-    got, run = suite.run_device(case, rtl_device(), inputs, trace=True)
+    got, run = suite.run_device(case, rtl_device(max_cycles=_cycle_limit(case)), inputs,
+                                trace=True)
     for e, r in zip(emu.results, run.results, strict=True):
         assert r.cycles and r.cycles > 0
         assert len(r.trace) == len(e.trace.records) > 0
