@@ -51,10 +51,7 @@ def _cost(case) -> int:
 
 
 #: cases seen to misbehave on the RTL, kept visible as strict expected failures (opt-in runs)
-_KNOWN_BAD = {
-    "mix_small": "still running after 12 minutes (over 700k cycles for 784 wave-instructions): "
-                 "suspected hang in sub-dword buffer loads/stores, under investigation (issue 4)",
-}
+_KNOWN_BAD: dict[str, str] = {}
 
 
 def _cases():

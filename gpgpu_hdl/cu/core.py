@@ -563,7 +563,7 @@ class ComputeUnit(wiring.Component):
         flags = Signal(64)          # VOPC/carry results collected over passes
         mem_lane = Signal(range(L))
         mem_el = Signal(2)          # element (DS read2/write2)
-        mem_k = Signal(3)           # dword within the element
+        mem_k = Signal(range(17))   # dword within the element; dword loaded by SMRD (x16)
         mem_old = Signal(32)
         lane_global = Signal(6)
         m.d.comb += lane_global.eq(pass_ * L + mem_lane)

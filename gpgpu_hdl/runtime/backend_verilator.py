@@ -39,9 +39,12 @@ class RtlTrap(GpgpuError):
     """The compute unit stopped a launch: a trap, a memory error or a timeout. ``pc`` is the
     byte offset of the trapping instruction in the kernel's code, when there is one."""
 
-    def __init__(self, message: str, *, pc: int | None = None) -> None:
+    def __init__(self, message: str, *, pc: int | None = None,
+                 trace: list[dict] | None = None) -> None:
         super().__init__(message)
         self.pc = pc
+        #: the commit records retired before the stop, when the launch was traced
+        self.trace = trace
 
 
 class IllegalInstruction(RtlTrap):
@@ -132,6 +135,15 @@ def compare_traces(emu: list[dict], rtl: list[dict], limit: int = 20) -> list[Tr
         if len(problems) >= limit:
             break
     return problems
+
+
+def _last_pcs(records: list[dict] | None, show: int = 4) -> str:
+    """Where the waves of a stopped launch were: the last pc each retired (traced runs)."""
+    if not records:
+        return ""
+    last = {key: stream[-1]["pc"] for key, stream in per_wave(records).items()}
+    shown = ", ".join(f"wave {k} at pc {pc:#x}" for k, pc in list(last.items())[-show:])
+    return f"; last retired: {shown}"
 
 
 def _mnemonic(record: dict) -> str:
@@ -266,9 +278,11 @@ class VerilatorBackend:
         mem.data[:top - mem.base] = words.view(np.uint8)[mem.base:top]
         counters = CountersLayout.from_bits(int(res["counters"]))
         trap = TrapLayout.from_bits(int(res["trap"]))
+        records = decode_trace(res["trace"]) if trace else None
         if res["timeout"]:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
-                          f"cycles")
+                          f"cycles ({counters.instructions} instructions retired"
+                          f"{_last_pcs(records)})", trace=records)
         if res["mem_error"]:
             raise RtlTrap(f"kernel {kernel.name} accessed memory beyond the simulated RAM")
         if trap.cause:
@@ -281,7 +295,6 @@ class VerilatorBackend:
             cls = IllegalInstruction if trap.cause == TrapCause.ILLEGAL else RtlTrap
             raise cls(f"kernel {kernel.name}: {_cause_text(trap.cause)} at pc "
                       f"{trap.pc:#x} (wave slot {trap.slot}): {text}", pc=int(trap.pc))
-        records = decode_trace(res["trace"]) if trace else None
         result = KernelResult(kernel.name, counters.instructions, {}, {}, {}, 0, 0,
                               seconds, counters.cycles, records)
         result.extra.update({name: counters[name] for name, _ in CountersLayout})

