@@ -237,6 +237,73 @@ def test_mul_unit_every_op():
     assert not failures, failures[:10]
 
 
+def test_mul_unit_shift_mode_every_amount():
+    """``MulUnit(shifts=True)`` shifts like the shifters, whatever ``op`` and ``b`` hold."""
+    dut = MulUnit(shifts=True)
+    assert dut.shifts and dut.latency == 0
+    rng = random.Random("mul-shift")
+    values = shift_operands(32, rng, n_random=6)
+    failures = []
+    checked = []
+
+    async def testbench(ctx):
+        ctx.set(dut.shift, 1)
+        for shift_op in ShiftOp:
+            ctx.set(dut.shift_op, shift_op)
+            for a in values:
+                ctx.set(dut.a, a)
+                for amount in range(32):
+                    ctx.set(dut.op, rng.choice(list(MulOp)))        # ignored in shift mode
+                    ctx.set(dut.b, rng.getrandbits(32))             # unused in shift mode
+                    ctx.set(dut.amount, amount)
+                    got, want = ctx.get(dut.result), shift_model(shift_op, a, amount, 32)
+                    checked.append(got)
+                    if got != want:
+                        failures.append((shift_op.name, hex(a), amount, hex(got), hex(want)))
+
+    simulate(dut, testbench)
+    assert len(checked) == len(ShiftOp) * len(values) * 32
+    assert not failures, failures[:10]
+
+
+def test_mul_unit_with_shifts_multiplies_when_not_shifting():
+    """With ``shift`` 0 the shift inputs (junk here) do not reach the multiply."""
+    dut = MulUnit(shifts=True)
+    rng = random.Random("mul-noshift")
+    pairs = mul_operands(rng, n_random=100)
+    failures = []
+    checked = []
+
+    async def testbench(ctx):
+        for x, y in pairs:
+            ctx.set(dut.a, x)
+            ctx.set(dut.b, y)
+            for op in MulOp:
+                ctx.set(dut.op, op)
+                ctx.set(dut.shift_op, rng.choice(list(ShiftOp)))
+                ctx.set(dut.amount, rng.randrange(32))
+                got, want = ctx.get(dut.result), mul_model(op, x, y)
+                checked.append(got)
+                if got != want:
+                    failures.append((op.name, hex(x), hex(y), hex(got), hex(want)))
+
+    simulate(dut, testbench)
+    assert len(checked) == len(MulOp) * len(pairs)
+    assert not failures, failures[:10]
+
+
+def test_mul_unit_shift_ports_only_with_shifts():
+    plain, shifting = MulUnit(), MulUnit(shifts=True)
+    assert not plain.shifts
+    assert set(plain.signature.members) == {"op", "a", "b", "result"}
+    assert set(shifting.signature.members) == {"op", "a", "b", "shift", "shift_op", "amount",
+                                               "result"}
+    assert shifting.shift_op.shape() == ShiftOp
+    assert len(shifting.amount) == 5
+    with pytest.raises(TypeError, match=r"shifts must be a bool, not 1"):
+        MulUnit(shifts=1)
+
+
 # --- conversion and netlist structure ---------------------------------------------------------
 
 _ALL_UNITS = [
@@ -244,6 +311,7 @@ _ALL_UNITS = [
       for cls in (BarrelShifter, MultiplierShifter) for w in WIDTHS],
     pytest.param(Multiplier33, {}, id="Multiplier33"),
     pytest.param(MulUnit, {}, id="MulUnit"),
+    pytest.param(MulUnit, {"shifts": True}, id="MulUnit-shifts"),
 ]
 
 
@@ -278,3 +346,8 @@ def test_multiplier33_is_tiled_from_18x18_signed_products():
         for port in "AB":
             assert cell[f"{port}_WIDTH"] <= 17 + cell[f"{port}_SIGNED"], cell
     assert len(_mul_cells(MulUnit())) == 4
+
+
+def test_mul_unit_shift_mode_adds_no_multiplier():
+    """The shift mode reuses the four 18x18 products: no other multiplication appears."""
+    assert _mul_cells(MulUnit(shifts=True)) == _mul_cells(MulUnit())

@@ -6,6 +6,11 @@ corner and random operands, and each result is compared with :data:`VALU_OPS` ev
 same operands as 64-lane numpy arrays. Inputs the instruction does not read (the upper half of
 a 32-bit operand slot, unused slots, ``cin``, ``lane``) carry random junk, which must not
 change the result.
+
+The multiplies and shifts are also run for both shifter styles on three op subsets: multiplies
+and shifts together (with the ``"multiplier"`` style the 32-bit shifts then run through the
+multiplier of the multiplies), shifts only (a standalone shifter of the style) and multiplies
+only.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from amaranth.back import verilog
+from amaranth.back import rtlil, verilog
 from amaranth.hdl import Cat
 from amaranth.sim import Simulator
 
@@ -265,15 +270,27 @@ def family_results() -> Results:
     return results
 
 
-@pytest.fixture(scope="module")
-def full_alu_results() -> Results:
-    return run(IntLaneAlu(), {n: quick_cases_for(n) for n in VALU_INT_OPS})
+@pytest.fixture(scope="module", params=SHIFTER_STYLES)
+def full_alu_results(request) -> Results:
+    return run(IntLaneAlu(shifter=request.param), {n: quick_cases_for(n) for n in VALU_INT_OPS})
 
 
-@pytest.fixture(scope="module")
-def multiplier_shifter_results() -> Results:
-    names = FAMILIES["shift"]
-    return run(IntLaneAlu(ops=names, shifter="multiplier"), {n: cases_for(n) for n in names})
+#: Op subsets run with both shifter styles: with ``"multiplier"``, ``"mul+shift"`` runs the 32-bit
+#: shifts and ``v_bfe_*`` through the multiplier of the multiplies, ``"shift"`` builds a standalone
+#: multiplier shifter, ``"mul"`` no shifter at all.
+SUBSETS = {
+    "mul+shift": FAMILIES["mul"] + FAMILIES["shift"],
+    "shift": FAMILIES["shift"],
+    "mul": FAMILIES["mul"],
+}
+
+
+@functools.cache
+def subset_results(style: str, subset: str) -> Results:
+    """Every instruction of a subset with its full vector set (every shift amount 0 to 63 on
+    corner and random values; every bfe offset and width), on an ALU built for that subset."""
+    names = SUBSETS[subset]
+    return run(IntLaneAlu(ops=names, shifter=style), {n: cases_for(n) for n in names})
 
 
 # --- every instruction against the golden model -------------------------------------------------
@@ -289,9 +306,30 @@ def test_op_matches_golden_in_full_alu(name, full_alu_results):
     check(name, full_alu_results)
 
 
-@pytest.mark.parametrize("name", FAMILIES["shift"])
-def test_op_matches_golden_multiplier_shifter(name, multiplier_shifter_results):
-    check(name, multiplier_shifter_results)
+@pytest.mark.parametrize(("style", "subset", "name"), [
+    pytest.param(style, subset, name, id=f"{style}-{subset}-{name}")
+    for style in SHIFTER_STYLES for subset, names in SUBSETS.items() for name in names])
+def test_op_matches_golden_by_shifter_style(style, subset, name):
+    alu = IntLaneAlu(ops=SUBSETS[subset], shifter=style)
+    assert alu.shift32_in_mul == (style == "multiplier" and subset == "mul+shift")
+    check(name, subset_results(style, subset))
+
+
+def test_shift_vectors_cover_every_amount_and_corner():
+    """The vectors of the style tests: every amount with 0, 1, -1, the extreme signed values
+    and random values, for each shift; every (offset, width) for each bit-field extract."""
+    for name in ("v_lshl_b32", "v_lshrrev_b32", "v_ashr_i32", "v_ashrrev_i32", "v_ashr_i64"):
+        wide = name.endswith("64")
+        m = M64 if wide else M32
+        value_slot, amount_slot = (1, 0) if "rev" in name else (0, 1)
+        pairs = {(c.vector[value_slot] & m, c.vector[amount_slot] & (63 if wide else 31))
+                 for c in cases_for(name)}
+        corners = (0, 1, m, m ^ (m >> 1), m >> 1)
+        for amount in range(64 if wide else 32):
+            assert {(v, amount) for v in corners} <= pairs, (name, amount)
+        assert len({v for v, _ in pairs}) >= len(corners) + 2, name
+    fields = {(c.vector.src1 & 31, c.vector.src2 & 31) for c in cases_for("v_bfe_i32")}
+    assert fields == {(off, width) for off in range(32) for width in range(32)}
 
 
 def test_families_cover_every_op():
@@ -345,10 +383,13 @@ def _hierarchy(alu: IntLaneAlu) -> set[str]:
             if name != "top"}
 
 
+@pytest.mark.parametrize("style", SHIFTER_STYLES)
 @pytest.mark.parametrize("name", VALU_INT_OPS)
-def test_single_op_builds_only_its_unit(name):
+def test_single_op_builds_only_its_unit(name, style):
     info = TABLE.by_mnemonic(name)
-    units = IntLaneAlu(ops=[name]).units
+    alu = IntLaneAlu(ops=[name], shifter=style)
+    assert not alu.shift32_in_mul
+    units = alu.units
     if info.subunit == "mul":
         assert units == {"mul"}
     elif info.subunit == "shift":
@@ -373,14 +414,48 @@ def test_hierarchy_has_only_the_needed_units(ops, units):
     assert _hierarchy(alu) == units
     assert alu.units == {u for u in units if "." not in u}
     assert alu.ops == (frozenset(VALU_INT_OPS) if ops is None else frozenset(ops))
+    assert not alu.shift32_in_mul
+
+
+def _mul_cell_count(alu: IntLaneAlu) -> int:
+    """Number of ``$mul`` cells in the RTLIL of ``alu`` (four per 33x33 multiplier)."""
+    return len(re.findall(r"^\s*cell \$mul ", rtlil.convert(alu, name="top"), re.M))
+
+
+_MULS = ("v_mul_lo_u32", "v_mad_i32_i24")
+
+
+@pytest.mark.parametrize(("ops", "style", "units", "shared", "mul_cells"), [
+    # The multiplier-style 32-bit shifter goes into the multiplier whenever there is one ...
+    (None, "multiplier", {"mul", "mul.mul33", "shift64", "align"}, True, 4 + 1),
+    ((*_MULS, "v_lshl_b32"), "multiplier", {"mul", "mul.mul33"}, True, 4),
+    ((*_MULS, "v_bfe_i32"), "multiplier", {"mul", "mul.mul33"}, True, 4),
+    ((*_MULS, "v_ashrrev_i32", "v_ashr_i64"), "multiplier", {"mul", "mul.mul33", "shift64"},
+     True, 4 + 1),
+    # ... and stands alone without one; the 64-bit shifts never share.
+    (("v_lshl_b32", "v_bfe_i32"), "multiplier", {"shift32"}, False, 1),
+    ((*_MULS, "v_lshr_b64"), "multiplier", {"mul", "mul.mul33", "shift64"}, False, 4 + 1),
+    (_MULS, "multiplier", {"mul", "mul.mul33"}, False, 4),
+    # A barrel shifter never shares.
+    ((*_MULS, "v_lshl_b32"), "barrel", {"mul", "mul.mul33", "shift32"}, False, 4),
+    (None, "barrel", {"mul", "mul.mul33", "shift32", "shift64", "align"}, False, 4),
+])
+def test_multiplier_shifter_shares_the_multiplier(ops, style, units, shared, mul_cells):
+    alu = IntLaneAlu(shifter=style) if ops is None else IntLaneAlu(ops=ops, shifter=style)
+    assert alu.shift32_in_mul is shared
+    assert _hierarchy(alu) == units
+    assert alu.units == {u for u in units if "." not in u}
+    assert _mul_cell_count(alu) == mul_cells
 
 
 def test_properties():
     alu = IntLaneAlu(shifter="multiplier")
     assert alu.latency == 0
     assert alu.shifter == "multiplier"
+    assert alu.shift32_in_mul is True
     assert isinstance(alu.ops, frozenset)
     assert IntLaneAlu().shifter == "barrel"
+    assert IntLaneAlu().shift32_in_mul is False
     assert FunnelShifter().latency == 0
 
 

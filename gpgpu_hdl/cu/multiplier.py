@@ -7,12 +7,19 @@ needs once its operands are zero- or sign-extended by one bit, so one signed arr
 the unsigned and the signed forms.
 
 :class:`MulUnit` puts the operand extension and the result-word selection around it and
-implements the SI integer multiplies on 32-bit operands (:class:`MulOp`).
+implements the SI integer multiplies on 32-bit operands (:class:`MulOp`). Built with
+``shifts=True``, it also performs the 32-bit shifts in the same multiplier, as the eGPU
+integrated shifter does (Langhammer and Baeckler, "A 950 MHz SIMT Soft Processor", section
+4.2; the math is in :mod:`.shifter`): the operands are multiplexed between the multiply and
+the shift, so a lane with multiplies and shifts has one multiplier array (four DSP blocks),
+not two.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
+
+from .shifter import ShiftOp, mul_shift_operands, mul_shift_result
 
 __all__ = ["Multiplier33", "MulOp", "MulUnit"]
 
@@ -138,22 +145,52 @@ class MulUnit(wiring.Component):
     instructions use ``MUL_U32_U24``/``MUL_I32_I24`` here and add their third operand in the
     adder. Purely combinational (latency 0).
 
+    With ``shifts=True`` the unit is also a 32-bit shifter of the multiplier style (the same
+    results as :class:`~gpgpu_hdl.cu.shifter.MultiplierShifter`): while ``shift`` is 1, ``op``
+    is ignored, the multiplier's inputs are ``a`` (bit-reversed for the right shifts) and the
+    one-hot ``2**amount`` instead of the extended operands, and ``result`` is ``a`` shifted by
+    ``amount`` as ``shift_op`` says. Only the low 32 bits of each multiplier input are switched
+    (bit 32 is a don't-care for the low product word), and the shift result is merged into the
+    result multiplexer, so the cost over the plain unit is about one 2:1 multiplexer per
+    multiplier input bit plus the one-hot decoder, the bit reversals and the sign fill.
+
+    Parameters
+    ----------
+    shifts : bool
+        Whether to build the shift mode and its ports ``shift``, ``shift_op`` and ``amount``
+        (default ``False``: the multiplies only).
+
     Members
     -------
     op : In(MulOp)
-        Operation.
+        Operation (ignored while ``shift`` is 1).
     a : In(32)
-        First source operand (raw bits).
+        First source operand (raw bits); the value to shift in the shift mode.
     b : In(32)
-        Second source operand (raw bits).
+        Second source operand (raw bits); unused in the shift mode.
+    shift : In(1)
+        Only with ``shifts=True``: 1 selects the shift mode.
+    shift_op : In(ShiftOp)
+        Only with ``shifts=True``: the shift to perform in the shift mode.
+    amount : In(5)
+        Only with ``shifts=True``: the shift distance, 0 to 31.
     result : Out(32)
         Result word, valid in the same cycle as the inputs.
     """
 
-    op: In(MulOp)
-    a: In(32)
-    b: In(32)
-    result: Out(32)
+    def __init__(self, *, shifts: bool = False):
+        if not isinstance(shifts, bool):
+            raise TypeError(f"shifts must be a bool, not {shifts!r}")
+        self._shifts = shifts
+        ports = {"op": In(MulOp), "a": In(32), "b": In(32)}
+        if shifts:
+            ports |= {"shift": In(1), "shift_op": In(ShiftOp), "amount": In(5)}
+        super().__init__({**ports, "result": Out(32)})
+
+    @property
+    def shifts(self) -> bool:
+        """Whether the unit has the shift mode (ports ``shift``, ``shift_op``, ``amount``)."""
+        return self._shifts
 
     @property
     def latency(self) -> int:
@@ -174,11 +211,27 @@ class MulUnit(wiring.Component):
             is_high.eq(op.matches(*_HIGH_OPS)),
         ]
 
-        for operand, port in ((self.a, mul33.a), (self.b, mul33.b)):
+        extended = []
+        for operand in (self.a, self.b):
             sign = Mux(is_narrow, operand[23], operand[31]) & is_signed
-            m.d.comb += port.eq(Cat(operand[:24],
-                                    Mux(is_narrow, sign.replicate(8), operand[24:32]),
-                                    sign))
+            extended.append((Cat(operand[:24], Mux(is_narrow, sign.replicate(8), operand[24:32])),
+                             sign))
+        (a_low, a_sign), (b_low, b_sign) = extended
 
-        m.d.comb += self.result.eq(Mux(is_high, mul33.product[32:64], mul33.product[:32]))
+        product = mul33.product
+        mul_result = Mux(is_high, product[32:64], product[:32])
+        if self._shifts:
+            # The shift needs only the low product word, which bit 32 of the inputs cannot
+            # change: only bits [31:0] switch between the multiply and the shift.
+            operand, factor = mul_shift_operands(m, self.shift_op, self.a, self.amount)
+            a_low = Mux(self.shift, operand, a_low)
+            b_low = Mux(self.shift, factor, b_low)
+            shifted = mul_shift_result(m, self.shift_op, self.a, self.amount, product[:32])
+            mul_result = Mux(self.shift, shifted, mul_result)
+
+        m.d.comb += [
+            mul33.a.eq(Cat(a_low, a_sign)),
+            mul33.b.eq(Cat(b_low, b_sign)),
+            self.result.eq(mul_result),
+        ]
         return m

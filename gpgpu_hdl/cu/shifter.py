@@ -20,6 +20,15 @@ The amount port is ``log2(width)`` bits wide, which is exactly the masking of th
 to ``[4:0]`` (32-bit forms) or ``[5:0]`` (64-bit forms) that Southern Islands specifies
 (``v_lshl_b32``, ``v_ashr_i64``, ``s_lshr_b64``, ...); the caller passes the low bits of the
 amount operand. The ``*rev`` forms swap the operands before the shifter.
+
+The multiplier style only pays off when the shift runs through a multiplier that is there
+anyway. :func:`mul_shift_operands` and :func:`mul_shift_result` are the logic around the
+multiply, shared by :class:`MultiplierShifter` (which infers its own multiplier: the standalone
+form, for an ALU without multiplies) and by
+:class:`~gpgpu_hdl.cu.multiplier.MulUnit` built with ``shifts=True``, which runs the 32-bit
+shifts through the multiplier of the integer multiplies. The vector ALU lane
+(:class:`~gpgpu_hdl.cu.valu.IntLaneAlu`) uses the latter whenever it has both a multiply and a
+32-bit shift; its 64-bit shifts always keep a shifter of their own.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -33,6 +42,8 @@ __all__ = [
     "BarrelShifter",
     "MultiplierShifter",
     "make_shifter",
+    "mul_shift_operands",
+    "mul_shift_result",
 ]
 
 #: The values the configuration's shifter style may take, in the order documented.
@@ -161,30 +172,72 @@ class MultiplierShifter(_Shifter):
 
     def elaborate(self, platform):
         m = Module()
-
-        right = self.op != ShiftOp.SHL
-        fill = (self.op == ShiftOp.ASHR) & self.a[-1]
-
-        onehot = Signal(self.width)
-        unary = Signal(self.width)
-        m.d.comb += [
-            onehot.eq(Cat(self.amount == i for i in range(self.width))),
-            unary.eq(Cat(self.amount > i for i in range(self.width))),
-        ]
-
-        operand = Signal(self.width)
+        operand, factor = mul_shift_operands(m, self.op, self.a, self.amount)
         product = Signal(self.width)
         m.d.comb += [
-            operand.eq(Mux(right, self.a[::-1], self.a)),
-            product.eq(operand * onehot),
-        ]
-
-        sign_mask = Signal(self.width)
-        m.d.comb += [
-            sign_mask.eq(unary[::-1] & fill.replicate(self.width)),
-            self.result.eq(Mux(right, product[::-1] | sign_mask, product)),
+            product.eq(operand * factor),
+            self.result.eq(mul_shift_result(m, self.op, self.a, self.amount, product)),
         ]
         return m
+
+
+def mul_shift_operands(m: Module, op, a, amount) -> tuple[Signal, Signal]:
+    """The two multiplier inputs of the eGPU shift of ``a`` by ``amount``.
+
+    Adds the logic to ``m`` and returns ``(operand, factor)``, both ``len(a)`` bits wide:
+    ``operand`` is ``a``, bit-reversed for the right shifts, and ``factor`` the one-hot
+    ``2**amount``. The low ``len(a)`` bits of ``operand * factor`` go to
+    :func:`mul_shift_result`; the multiplier may be wider, with anything above these bits in its
+    inputs (the low bits of a product depend only on the low bits of its factors).
+
+    Parameters
+    ----------
+    m : Module
+        Module to add the logic to.
+    op : Value of shape ShiftOp
+        Operation.
+    a : Value
+        Value to shift; its width is the shift width (a power of two).
+    amount : Value
+        Shift distance, ``log2(len(a))`` bits.
+    """
+    width = len(a)
+    operand = Signal(width, name="shift_operand")
+    factor = Signal(width, name="shift_onehot")
+    m.d.comb += [
+        operand.eq(Mux(op != ShiftOp.SHL, a[::-1], a)),
+        factor.eq(Cat(amount == i for i in range(width))),
+    ]
+    return operand, factor
+
+
+def mul_shift_result(m: Module, op, a, amount, product) -> Signal:
+    """The shifted value, from the low bits of the product of :func:`mul_shift_operands`.
+
+    A left shift is ``product`` itself; a right shift bit-reverses it and, for an arithmetic
+    shift of a negative ``a``, ORs in the reversed unary code of ``amount`` (the copies of the
+    sign bit). Adds the logic to ``m`` and returns a ``len(a)``-bit signal.
+
+    Parameters
+    ----------
+    m : Module
+        Module to add the logic to.
+    op, a, amount : Value
+        The inputs given to :func:`mul_shift_operands`.
+    product : Value
+        At least the low ``len(a)`` bits of ``operand * factor``; higher bits are ignored.
+    """
+    width = len(a)
+    right = op != ShiftOp.SHL
+    fill = (op == ShiftOp.ASHR) & a[-1]
+    low = product[:width]
+    sign_mask = Signal(width, name="shift_sign_mask")
+    result = Signal(width, name="shift_result")
+    m.d.comb += [
+        sign_mask.eq(Cat(amount > i for i in range(width))[::-1] & fill.replicate(width)),
+        result.eq(Mux(right, low[::-1] | sign_mask, low)),
+    ]
+    return result
 
 
 def make_shifter(style: str, width: int = 32) -> BarrelShifter | MultiplierShifter:

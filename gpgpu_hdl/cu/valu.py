@@ -13,10 +13,22 @@ The ALU is built only from what its ``ops`` need. The functional units are submo
 * ``mul``: :class:`~gpgpu_hdl.cu.multiplier.MulUnit` (table subunit ``mul``: the 32x32 and
   24x24 multiplies; ``v_mad_*_24`` add their third operand in the shared adder);
 * ``shift32``: a 32-bit shifter of the configured style (:func:`~.shifter.make_shifter`) for
-  the 32-bit shifts and ``v_bfe_*``;
+  the 32-bit shifts and ``v_bfe_*``, unless the multiplier does them (below);
 * ``shift64``: a 64-bit shifter of the configured style for ``v_lshl_b64``, ``v_lshr_b64``,
   ``v_ashr_i64``;
 * ``align``: a :class:`FunnelShifter` for ``v_alignbit_b32`` and ``v_alignbyte_b32``.
+
+With the ``"multiplier"`` shifter style and both a multiply and a 32-bit shift (or
+``v_bfe_*``) built, there is no ``shift32``: the 32-bit shifts run through the multiplier of
+``mul`` (a :class:`~gpgpu_hdl.cu.multiplier.MulUnit` built with ``shifts=True``), the eGPU
+integrated shifter (Langhammer and Baeckler, "A 950 MHz SIMT Soft Processor", section 4.2).
+The lane then has one multiplier array, whose inputs are multiplexed between the multiply
+operands and the shift operands by ``op``, and the shifter costs only those multiplexers, the
+one-hot decoder and the sign fill (:attr:`IntLaneAlu.shift32_in_mul`). Without a multiply the
+``"multiplier"`` style builds a standalone
+:class:`~gpgpu_hdl.cu.shifter.MultiplierShifter` with its own multiplier. The 64-bit shifts
+always have their own shifter of the configured style: one 33x33 multiplier cannot form a
+64-bit shift in one pass.
 
 The rest is soft logic shared between the instructions that can share it: one 65-bit
 comparator for the compares, the ``min``/``max`` family and ``v_sad_u32``; one 33-bit adder for
@@ -266,7 +278,8 @@ class IntLaneAlu(wiring.Component):
         hardware these need is elaborated; any other ``op`` gives ``result`` and ``flag`` 0.
     shifter : str
         Style of the 32- and 64-bit shifters: ``"barrel"`` or ``"multiplier"`` (see
-        :func:`~gpgpu_hdl.cu.shifter.make_shifter`).
+        :func:`~gpgpu_hdl.cu.shifter.make_shifter`). With ``"multiplier"``, the 32-bit shifts
+        share the multiplier of the multiplies when there are any (:attr:`shift32_in_mul`).
 
     Raises
     ------
@@ -340,14 +353,31 @@ class IntLaneAlu(wiring.Component):
         return 0
 
     @property
+    def shift32_in_mul(self) -> bool:
+        """Whether the 32-bit shifts and ``v_bfe_*`` run through the multiplier of ``"mul"``.
+
+        True exactly when the shifter style is ``"multiplier"`` and the ALU builds both a
+        multiply (``v_mul_*``, ``v_mad_*_24``) and a 32-bit shift or ``v_bfe_*``. Then
+        :attr:`units` has ``"mul"`` (a :class:`~gpgpu_hdl.cu.multiplier.MulUnit` built with
+        ``shifts=True``) and no ``"shift32"``: the 32-bit shifter is the multiplier's input and
+        output multiplexers, not a unit of its own. For a cost model: while a multiply stays,
+        the multiplier-style 32-bit shifter is almost free; once the last multiply goes, it
+        becomes a standalone :class:`~gpgpu_hdl.cu.shifter.MultiplierShifter` (``"shift32"``,
+        with a multiplier of its own), and a barrel shifter may then be the cheaper one."""
+        return (self._shifter == "multiplier" and self._any(_MUL_OPS)
+                and self._any([*_SHIFT32_OPS, *_BFE_OPS]))
+
+    @property
     def units(self) -> frozenset[str]:
         """Names of the functional-unit submodules built: a subset of ``"mul"``
         (:class:`~gpgpu_hdl.cu.multiplier.MulUnit`), ``"shift32"``, ``"shift64"`` (shifters of
-        the configured style) and ``"align"`` (:class:`FunnelShifter`)."""
+        the configured style) and ``"align"`` (:class:`FunnelShifter`). When
+        :attr:`shift32_in_mul` is true, the 32-bit shifts are part of ``"mul"`` and there is no
+        ``"shift32"``."""
         units = set()
         if self._any(_MUL_OPS):
             units.add("mul")
-        if self._any(_SHIFT32_OPS) or self._any(_BFE_OPS):
+        if self._any([*_SHIFT32_OPS, *_BFE_OPS]) and not self.shift32_in_mul:
             units.add("shift32")
         if self._any(_SHIFT64_OPS):
             units.add("shift64")
@@ -466,7 +496,7 @@ class IntLaneAlu(wiring.Component):
         # --- multiplier -----------------------------------------------------------------------
         mul_result = Const(0, 32)
         if "mul" in units:
-            m.submodules.mul = mul = MulUnit()
+            m.submodules.mul = mul = MulUnit(shifts=self.shift32_in_mul)
             m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
             per_op(([n for n, o in _MUL_OPS.items() if o is mul_op],
                     lambda mul_op=mul_op: mul.op.eq(mul_op)) for mul_op in MulOp)
@@ -554,11 +584,18 @@ class IntLaneAlu(wiring.Component):
             route([*_POPCOUNT_OPS, *_SAD_OPS, *_MAD_OPS], add_sum[:32])
 
         # --- shifters -------------------------------------------------------------------------
-        if "shift32" in units:
-            m.submodules.shift32 = shift32 = make_shifter(self._shifter, 32)
+        if self._any([*_SHIFT32_OPS, *_BFE_OPS]):
+            if self.shift32_in_mul:     # the multiplier's shift mode (a and b default to S0, S1)
+                shift32 = types.SimpleNamespace(op=mul.shift_op, a=mul.a, amount=mul.amount,
+                                                result=mul.result)
+                shift_mode = [mul.shift.eq(1)]
+            else:
+                m.submodules.shift32 = shift32 = make_shifter(self._shifter, 32)
+                shift_mode = []
 
             def drive_shift32(shift_op, value, amount):
-                return [shift32.op.eq(shift_op), shift32.a.eq(value), shift32.amount.eq(amount)]
+                return [shift32.op.eq(shift_op), shift32.a.eq(value), shift32.amount.eq(amount),
+                        *shift_mode]
 
             per_op([([name], lambda shift_op=shift_op, reverse=reverse:
                       drive_shift32(shift_op, *((b, a[:5]) if reverse else (a, b[:5]))))
@@ -594,8 +631,14 @@ class IntLaneAlu(wiring.Component):
             route(_ALIGN_OPS, align.result)
 
         # --- output selection -----------------------------------------------------------------
+        # Instructions routing the very same result and flag share a case (the multiplies and
+        # the shifts do when the shifts run through the multiplier).
+        merged = {}
+        for names, result, flag in routes:
+            key = (id(result), id(flag))
+            merged.setdefault(key, ([], result, flag))[0].extend(names)
         per_op((names, lambda result=result, flag=flag: [self.result.eq(result),
                                                           self.flag.eq(flag)])
-               for names, result, flag in routes)
+               for names, result, flag in merged.values())
         return m
 
