@@ -30,6 +30,7 @@ from ..isa.decoder import INLINE_FLOATS, ScalarCode
 from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
+from .plan import BuildPlan
 from .salu import ScalarAlu
 from .valu import IntLaneAlu
 
@@ -172,6 +173,7 @@ class ComputeUnit(wiring.Component):
 
     def __init__(self, config: CuConfig | None = None, *, trace: bool = False):
         self._config = config if config is not None else CuConfig()
+        self._plan = BuildPlan.of(self._config.profile, lds_bytes=self._config.lds_bytes)
         self._trace = trace
         members = {
             "mem": Out(MemoryPortSignature()),
@@ -195,9 +197,15 @@ class ComputeUnit(wiring.Component):
     def has_trace(self) -> bool:
         return self._trace
 
+    @property
+    def plan(self) -> BuildPlan:
+        """What this unit builds for its profile (kept and dropped parts)."""
+        return self._plan
+
     # ------------------------------------------------------------------------------------------
     def elaborate(self, platform):
         cfg = self._config
+        plan = self._plan
         m = Module()
         W, L = cfg.wave_slots, cfg.lanes
         P = 64 // L
@@ -222,18 +230,18 @@ class ComputeUnit(wiring.Component):
             vbank_w.append(bank.write_port())
             vbank_r.append(bank.read_port(transparent_for=()))
 
-        has_lds = cfg.lds_bytes > 0
+        has_lds = plan.lds
         if has_lds:
             m.submodules.lds = lds = memory.Memory(shape=32, depth=lds_words, init=[])
             lds_w = lds.write_port(granularity=8)
             lds_r = lds.read_port(transparent_for=())
 
         # --- units ---------------------------------------------------------------------------
-        m.submodules.decoder = dec = Decoder(profile=cfg.profile)
-        m.submodules.salu = salu = ScalarAlu(shifter=cfg.shifter)
+        m.submodules.decoder = dec = Decoder(profile=plan.profile)
+        m.submodules.salu = salu = ScalarAlu(ops=plan.salu_ops, shifter=cfg.shifter)
         lanes = []
         for j in range(L):
-            alu = IntLaneAlu(shifter=cfg.shifter)
+            alu = IntLaneAlu(ops=plan.valu_ops, shifter=cfg.shifter)
             m.submodules[f"valu{j}"] = alu
             lanes.append(alu)
 
@@ -294,7 +302,7 @@ class ComputeUnit(wiring.Component):
             return s * SGPR_SPACE + code
 
         # scalar write queue (SWRITE): words sw_buf[0..sw_n-1] to codes sw_code + k
-        sw_buf = Array(Signal(32, name=f"sw_buf{k}") for k in range(16))
+        sw_buf = Array(Signal(32, name=f"sw_buf{k}") for k in range(plan.sw_words))
         sw_code = Signal(8)
         sw_n = Signal(5)
         sw_k = Signal(5)
@@ -359,7 +367,9 @@ class ComputeUnit(wiring.Component):
             return value
 
         # --- vector operand latches (VREAD) -----------------------------------------------
-        vl = [[Signal(32, name=f"vl{i}_{j}") for j in range(L)] for i in range(6)]
+        # (only those some instruction of the profile reads exist; the others read as 0)
+        vl = [[Signal(32, name=f"vl{i}_{j}") if plan.latches[i] else Const(0, 32)
+               for j in range(L)] for i in range(6)]
         vr_reg = Array(Signal(9, name=f"vr_reg{k}") for k in range(6))
         vr_en = Signal(6)
         vr_prev = Signal(3)
@@ -694,6 +704,8 @@ class ComputeUnit(wiring.Component):
 
         # sub-dword extraction / insertion
         def extract(word, byte_addr):
+            if not plan.subdword:
+                return word
             sh = byte_addr[0:2] << 3
             v = word >> sh
             out = Signal(32, name="extracted")
@@ -707,6 +719,8 @@ class ComputeUnit(wiring.Component):
             return out
 
         def byte_mask(byte_addr):
+            if not plan.subdword:
+                return Const(0xF, 4)
             return Mux(ctl.size == 1, Const(1, 4) << byte_addr[0:2],
                        Mux(ctl.size == 2, Const(3, 4) << byte_addr[0:2], 0xF))
 
@@ -732,6 +746,8 @@ class ComputeUnit(wiring.Component):
                     (AtomicOp.MSKOR, (mem_old & ~at_data) | at_data2),
                     (AtomicOp.CMPST, Mux(mem_old == at_data, at_data2, mem_old)),
                     (AtomicOp.CMPSWAP, Mux(mem_old == at_data2, at_data, mem_old))):
+                if op not in plan.atomics:
+                    continue
                 with m.Case(op):
                     m.d.comb += at_new.eq(expr)
 
@@ -918,53 +934,55 @@ class ComputeUnit(wiring.Component):
                     raise_trap(TrapCause.ILLEGAL)
                 with m.Else():
                     # plan the scalar operand reads
-                    plan = [(Signal(9, name=f"p_code{i}"), Signal(2, name=f"p_k{i}"),
+                    reads = [(Signal(9, name=f"p_code{i}"), Signal(2, name=f"p_k{i}"),
                              Signal(name=f"p_en{i}")) for i in range(6)]
                     for i in range(6):
-                        m.d.sync += [rd_code[i].eq(plan[i][0]), rd_k[i].eq(plan[i][1])]
-                    m.d.sync += rd_en.eq(Cat(p[2] for p in plan))
+                        m.d.sync += [rd_code[i].eq(reads[i][0]), rd_k[i].eq(reads[i][1])]
+                    m.d.sync += rd_en.eq(Cat(p[2] for p in reads))
                     with m.Switch(ctl.unit):
                         with m.Case(XUnit.SALU, XUnit.SPEC):
                             for s in range(2):
-                                m.d.comb += [plan[2 * s][0].eq(src_code[s]),
-                                             plan[2 * s + 1][0].eq(src_code[s]),
-                                             plan[2 * s + 1][1].eq(1),
-                                             plan[2 * s][2].eq(ctl.has_src[s]),
-                                             plan[2 * s + 1][2].eq(ctl.has_src[s] & src64(s))]
+                                m.d.comb += [reads[2 * s][0].eq(src_code[s]),
+                                             reads[2 * s + 1][0].eq(src_code[s]),
+                                             reads[2 * s + 1][1].eq(1),
+                                             reads[2 * s][2].eq(ctl.has_src[s]),
+                                             reads[2 * s + 1][2].eq(ctl.has_src[s] & src64(s))]
                             with m.If(ctl.spec == Spec.MOVRELS):
-                                m.d.comb += [plan[0][0].eq(src_code[0] + m0),
-                                             plan[1][0].eq(src_code[0] + m0)]
+                                m.d.comb += [reads[0][0].eq(src_code[0] + m0),
+                                             reads[1][0].eq(src_code[0] + m0)]
                             with m.If(ctl.spec == Spec.SETREG):
-                                m.d.comb += [plan[0][0].eq(Mux(is_setreg_imm, _LITERAL,
+                                m.d.comb += [reads[0][0].eq(Mux(is_setreg_imm, _LITERAL,
                                                                _field(Format.SOPK, "sdst",
                                                                       w0))),
-                                             plan[0][2].eq(1)]
-                        with m.Case(XUnit.SMEM):
-                            sbase = _field(Format.SMRD, "sbase", w0) << 1
-                            for k in range(4):
-                                m.d.comb += [plan[k][0].eq(sbase), plan[k][1].eq(k),
-                                             plan[k][2].eq(1 if k < 2 else ctl.sbuf)]
-                            m.d.comb += [plan[4][0].eq(_field(Format.SMRD, "offset", w0)),
-                                         plan[4][2].eq(~_field(Format.SMRD, "imm", w0))]
+                                             reads[0][2].eq(1)]
+                        if plan.smem_words:
+                            with m.Case(XUnit.SMEM):
+                                sbase = _field(Format.SMRD, "sbase", w0) << 1
+                                for k in range(4):
+                                    m.d.comb += [reads[k][0].eq(sbase), reads[k][1].eq(k),
+                                                 reads[k][2].eq(1 if k < 2 else ctl.sbuf)]
+                                m.d.comb += [reads[4][0].eq(_field(Format.SMRD, "offset", w0)),
+                                             reads[4][2].eq(~_field(Format.SMRD, "imm", w0))]
                         with m.Case(XUnit.VALU, XUnit.VSPEC):
                             for s in range(3):
                                 is_scalar = ~src_code[s][8]
-                                m.d.comb += [plan[2 * s][0].eq(src_code[s]),
-                                             plan[2 * s + 1][0].eq(src_code[s]),
-                                             plan[2 * s + 1][1].eq(1),
-                                             plan[2 * s][2].eq(ctl.has_src[s] & is_scalar),
-                                             plan[2 * s + 1][2].eq(ctl.has_src[s] & is_scalar
+                                m.d.comb += [reads[2 * s][0].eq(src_code[s]),
+                                             reads[2 * s + 1][0].eq(src_code[s]),
+                                             reads[2 * s + 1][1].eq(1),
+                                             reads[2 * s][2].eq(ctl.has_src[s] & is_scalar),
+                                             reads[2 * s + 1][2].eq(ctl.has_src[s] & is_scalar
                                                                    & src64(s))]
                             with m.If(ctl.cin):
-                                m.d.comb += [plan[4][0].eq(cin_code), plan[5][0].eq(cin_code),
-                                             plan[5][1].eq(1), plan[4][2].eq(1),
-                                             plan[5][2].eq(1)]
-                        with m.Case(XUnit.BUF):
-                            for k in range(4):
-                                m.d.comb += [plan[k][0].eq(f_srsrc << 2), plan[k][1].eq(k),
-                                             plan[k][2].eq(ctl.mem != MemKind.NOP)]
-                            m.d.comb += [plan[4][0].eq(f_soffset),
-                                         plan[4][2].eq(ctl.mem != MemKind.NOP)]
+                                m.d.comb += [reads[4][0].eq(cin_code), reads[5][0].eq(cin_code),
+                                             reads[5][1].eq(1), reads[4][2].eq(1),
+                                             reads[5][2].eq(1)]
+                        if plan.vmem:
+                            with m.Case(XUnit.BUF):
+                                for k in range(4):
+                                    m.d.comb += [reads[k][0].eq(f_srsrc << 2), reads[k][1].eq(k),
+                                                 reads[k][2].eq(ctl.mem != MemKind.NOP)]
+                                m.d.comb += [reads[4][0].eq(f_soffset),
+                                             reads[4][2].eq(ctl.mem != MemKind.NOP)]
                     m.d.sync += [rd_i.eq(0), rd_prev_valid.eq(0)]
                     m.next = "SREAD"
 
@@ -1054,16 +1072,19 @@ class ComputeUnit(wiring.Component):
                                 m.next = "COMMIT"
                         with m.Default():
                             m.next = "COMMIT"
-                with m.Case(XUnit.SMEM):
-                    m.d.sync += mem_k.eq(0)
-                    m.d.sync += sw_k.eq(0)
-                    m.next = "SMEM"
+                if plan.smem_words:
+                    with m.Case(XUnit.SMEM):
+                        m.d.sync += mem_k.eq(0)
+                        m.d.sync += sw_k.eq(0)
+                        m.next = "SMEM"
                 with m.Case(XUnit.VALU, XUnit.VSPEC, XUnit.DS, XUnit.BUF):
                     m.d.sync += [pass_.eq(0), flags.eq(0)]
-                    with m.If((ctl.unit == XUnit.VSPEC) &
-                              ((ctl.spec == Spec.V_READLANE) |
-                               (ctl.spec == Spec.V_READFIRSTLANE))):
-                        m.next = "LANE_SEL"
+                    lane_access = ((ctl.unit == XUnit.VSPEC) &
+                                   ((ctl.spec == Spec.V_READLANE) |
+                                    (ctl.spec == Spec.V_READFIRSTLANE)))
+                    with m.If(lane_access if plan.lane_access else Const(0)):
+                        if plan.lane_access:
+                            m.next = "LANE_SEL"
                     with m.Elif((ctl.unit == XUnit.BUF) & (ctl.mem == MemKind.NOP)):
                         m.next = "COMMIT"
                     with m.Elif((ctl.unit == XUnit.VSPEC) & (ctl.spec == Spec.NOP)):
@@ -1072,30 +1093,31 @@ class ComputeUnit(wiring.Component):
                         m.next = "VPLAN"
 
             # ---------------------------------------------------------------- scalar memory
-            with m.State("SMEM"):
-                m.d.comb += mem_busy.eq(1)
-                soff = Mux(_field(Format.SMRD, "imm", w0),
-                           _field(Format.SMRD, "offset", w0) << 2, sb[4])
-                boff = Signal(32)
-                m.d.comb += boff.eq((soff & ~3) + (mem_k << 2))
-                in_range = Signal()
-                m.d.comb += in_range.eq(~ctl.sbuf | (sb[1][16:30] != 0) | (boff < sb[2]))
-                with m.If(mem_k == ctl.dwords):
-                    m.d.sync += start_swrite(sdst, ctl.dwords)
-                    m.next = "SWRITE"
-                with m.Elif(~in_range):
-                    m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
-                with m.Else():
-                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq((sb[0] + boff) & ~3),
-                                 req.payload.mask.eq(0xF)]
-                    with m.If(req.ready):
-                        m.next = "SMEM_RSP"
+            if plan.smem_words:
+                with m.State("SMEM"):
+                    m.d.comb += mem_busy.eq(1)
+                    soff = Mux(_field(Format.SMRD, "imm", w0),
+                               _field(Format.SMRD, "offset", w0) << 2, sb[4])
+                    boff = Signal(32)
+                    m.d.comb += boff.eq((soff & ~3) + (mem_k << 2))
+                    in_range = Signal()
+                    m.d.comb += in_range.eq(~ctl.sbuf | (sb[1][16:30] != 0) | (boff < sb[2]))
+                    with m.If(mem_k == ctl.dwords):
+                        m.d.sync += start_swrite(sdst, ctl.dwords)
+                        m.next = "SWRITE"
+                    with m.Elif(~in_range):
+                        m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
+                    with m.Else():
+                        m.d.comb += [req.valid.eq(1), req.payload.addr.eq((sb[0] + boff) & ~3),
+                                     req.payload.mask.eq(0xF)]
+                        with m.If(req.ready):
+                            m.next = "SMEM_RSP"
 
-            with m.State("SMEM_RSP"):
-                m.d.comb += mem_busy.eq(1)
-                with m.If(rsp.valid):
-                    m.d.sync += [sw_buf[mem_k].eq(rsp.payload.data), mem_k.eq(mem_k + 1)]
-                    m.next = "SMEM"
+                with m.State("SMEM_RSP"):
+                    m.d.comb += mem_busy.eq(1)
+                    with m.If(rsp.valid):
+                        m.d.sync += [sw_buf[mem_k].eq(rsp.payload.data), mem_k.eq(mem_k + 1)]
+                        m.next = "SMEM"
 
             # ---------------------------------------------------------------- scalar writeback
             with m.State("SWRITE"):
@@ -1124,21 +1146,22 @@ class ComputeUnit(wiring.Component):
                     m.next = "COMMIT"
 
             # ---------------------------------------------------------------- vector passes
-            with m.State("LANE_SEL"):
-                # v_readlane / v_readfirstlane: read one lane of src0
-                first = Signal(6)
-                for i in reversed(range(64)):
-                    with m.If(exec_[i]):
-                        m.d.comb += first.eq(i)
-                tl = Mux(ctl.spec == Spec.V_READLANE, sb[2][:6], first)
-                m.d.sync += [target_lane.eq(tl), pass_.eq(tl >> log_l)]
-                with m.If(~src_code[0][8]):
-                    # scalar source: the value is the scalar itself
-                    m.d.sync += [sw_buf[0].eq(sb[0])]
-                    m.d.sync += start_swrite(sdst, 1)
-                    m.next = "SWRITE"
-                with m.Else():
-                    m.next = "VPLAN"
+            if plan.lane_access:
+                with m.State("LANE_SEL"):
+                    # v_readlane / v_readfirstlane: read one lane of src0
+                    first = Signal(6)
+                    for i in reversed(range(64)):
+                        with m.If(exec_[i]):
+                            m.d.comb += first.eq(i)
+                    tl = Mux(ctl.spec == Spec.V_READLANE, sb[2][:6], first)
+                    m.d.sync += [target_lane.eq(tl), pass_.eq(tl >> log_l)]
+                    with m.If(~src_code[0][8]):
+                        # scalar source: the value is the scalar itself
+                        m.d.sync += [sw_buf[0].eq(sb[0])]
+                        m.d.sync += start_swrite(sdst, 1)
+                        m.next = "SWRITE"
+                    with m.Else():
+                        m.next = "VPLAN"
 
             with m.State("VPLAN"):
                 # which VGPR dwords this instruction reads each pass
@@ -1157,28 +1180,30 @@ class ComputeUnit(wiring.Component):
                                          plan_en[2 * s].eq(ctl.has_src[s] & src_code[s][8]),
                                          plan_en[2 * s + 1].eq(ctl.has_src[s] &
                                                                src_code[s][8] & src64(s))]
-                    with m.Case(XUnit.BUF):
-                        need_v0 = f_offen | f_idxen | f_addr64
-                        need_v1 = f_addr64 | (f_offen & f_idxen)
-                        m.d.comb += [plan_reg[0].eq(f_vaddr), plan_en[0].eq(need_v0),
-                                     plan_reg[1].eq(f_vaddr + 1), plan_en[1].eq(need_v1)]
-                        reads_data = (ctl.mem == MemKind.STORE) | (ctl.mem == MemKind.ATOMIC)
-                        for k in range(4):
-                            n_data = Mux(ctl.atomic == AtomicOp.CMPSWAP, 2, ctl.dwords)
-                            m.d.comb += [plan_reg[2 + k].eq(f_vdata + k),
-                                         plan_en[2 + k].eq(reads_data & (k < Mux(
-                                             ctl.mem == MemKind.ATOMIC, n_data, ctl.dwords)))]
-                    with m.Case(XUnit.DS):
-                        m.d.comb += [plan_reg[0].eq(f_dsaddr), plan_en[0].eq(1)]
-                        reads_data = ctl.mem != MemKind.LOAD
-                        two_data = ctl.two | (ctl.atomic == AtomicOp.CMPST) | \
-                            (ctl.atomic == AtomicOp.MSKOR)
-                        for k in range(2):
-                            m.d.comb += [plan_reg[2 + k].eq(f_data0 + k),
-                                         plan_en[2 + k].eq(reads_data & (k < ctl.dwords)),
-                                         plan_reg[4 + k].eq(f_data1 + k),
-                                         plan_en[4 + k].eq(reads_data & two_data &
-                                                           (k < ctl.dwords))]
+                    if plan.vmem:
+                        with m.Case(XUnit.BUF):
+                            need_v0 = f_offen | f_idxen | f_addr64
+                            need_v1 = f_addr64 | (f_offen & f_idxen)
+                            m.d.comb += [plan_reg[0].eq(f_vaddr), plan_en[0].eq(need_v0),
+                                         plan_reg[1].eq(f_vaddr + 1), plan_en[1].eq(need_v1)]
+                            reads_data = (ctl.mem == MemKind.STORE) | (ctl.mem == MemKind.ATOMIC)
+                            for k in range(4):
+                                n_data = Mux(ctl.atomic == AtomicOp.CMPSWAP, 2, ctl.dwords)
+                                m.d.comb += [plan_reg[2 + k].eq(f_vdata + k),
+                                             plan_en[2 + k].eq(reads_data & (k < Mux(
+                                                 ctl.mem == MemKind.ATOMIC, n_data, ctl.dwords)))]
+                    if plan.lds:
+                        with m.Case(XUnit.DS):
+                            m.d.comb += [plan_reg[0].eq(f_dsaddr), plan_en[0].eq(1)]
+                            reads_data = ctl.mem != MemKind.LOAD
+                            two_data = ctl.two | (ctl.atomic == AtomicOp.CMPST) | \
+                                (ctl.atomic == AtomicOp.MSKOR)
+                            for k in range(2):
+                                m.d.comb += [plan_reg[2 + k].eq(f_data0 + k),
+                                             plan_en[2 + k].eq(reads_data & (k < ctl.dwords)),
+                                             plan_reg[4 + k].eq(f_data1 + k),
+                                             plan_en[4 + k].eq(reads_data & two_data &
+                                                               (k < ctl.dwords))]
                 m.d.sync += [vr_reg[i].eq(plan_reg[i]) for i in range(6)]
                 m.d.sync += [vr_en.eq(Cat(plan_en)), rd_i.eq(0), vr_prev_valid.eq(0)]
                 m.next = "VREAD"
@@ -1191,7 +1216,7 @@ class ComputeUnit(wiring.Component):
                     with m.If(vr_en[i] & (rd_i <= i)):
                         m.d.comb += [nxt.eq(i), nxt_ok.eq(1)]
                 with m.If(vr_prev_valid):
-                    for i in range(6):
+                    for i in (i for i in range(6) if plan.latches[i]):
                         with m.If(vr_prev == i):
                             m.d.sync += [vl[i][j].eq(vbank_r[j].data) for j in range(L)]
                 for j in range(L):
@@ -1202,12 +1227,14 @@ class ComputeUnit(wiring.Component):
                         m.next = "VEXEC"
                     with m.Case(XUnit.VSPEC):
                         m.next = "VSPEC"
-                    with m.Case(XUnit.BUF):
-                        m.d.sync += [mem_lane.eq(0), mem_k.eq(0)]
-                        m.next = "BUF_LANE"
-                    with m.Case(XUnit.DS):
-                        m.d.sync += [mem_lane.eq(0), mem_k.eq(0), mem_el.eq(0)]
-                        m.next = "DS_LANE"
+                    if plan.vmem:
+                        with m.Case(XUnit.BUF):
+                            m.d.sync += [mem_lane.eq(0), mem_k.eq(0)]
+                            m.next = "BUF_LANE"
+                    if plan.lds:
+                        with m.Case(XUnit.DS):
+                            m.d.sync += [mem_lane.eq(0), mem_k.eq(0), mem_el.eq(0)]
+                            m.next = "DS_LANE"
 
             with m.State("VEXEC"):
                 m.d.comb += valu_busy.eq(1)
@@ -1219,7 +1246,8 @@ class ComputeUnit(wiring.Component):
                     m.d.sync += trace_v(1, j, alu.result[32:])
                     with m.If(lane_on):
                         m.d.sync += flags.bit_select(lane_index(j), 1).eq(alu.flag)
-                    m.d.sync += vl[0][j].eq(alu.result[32:])      # keep the high word
+                    if plan.latches[0]:
+                        m.d.sync += vl[0][j].eq(alu.result[32:])  # keep the high word
                 if tr is not None:
                     m.d.sync += [tr.v_reg.eq(vdst[:8]),
                                  tr.v_count.eq(Mux(ctl.vopc, 0, Mux(ctl.dst_dw == 2, 2, 1)))]
@@ -1235,7 +1263,10 @@ class ComputeUnit(wiring.Component):
 
             with m.State("VSPEC"):
                 # v_mov / v_movrel*: copy src0; v_readlane/readfirstlane: pick the lane
-                with m.If((ctl.spec == Spec.V_READLANE) | (ctl.spec == Spec.V_READFIRSTLANE)):
+                reads_lane = Const(0)
+                if plan.lane_access:
+                    reads_lane = (ctl.spec == Spec.V_READLANE) | (ctl.spec == Spec.V_READFIRSTLANE)
+                with m.If(reads_lane):
                     lane_vals = Array(vl[0][j] for j in range(L))
                     m.d.sync += sw_buf[0].eq(lane_vals[target_lane[:log_l] if log_l else 0])
                     m.d.sync += start_swrite(sdst, 1)
@@ -1269,161 +1300,163 @@ class ComputeUnit(wiring.Component):
                     m.next = "COMMIT"
 
             # ---------------------------------------------------------------- buffer memory
-            with m.State("BUF_LANE"):
-                m.d.comb += mem_busy.eq(1)
-                lane_on = exec_pass.bit_select(mem_lane, 1)
-                with m.If(~lane_on):
-                    m.next = "MEM_LANE_NEXT"
-                with m.Elif(~b_ok):
-                    # out of range: loads read 0, stores and atomics do nothing
-                    with m.If(ctl.mem == MemKind.LOAD):
-                        m.d.sync += mem_old.eq(0)
-                        m.next = "BUF_WB"
-                    with m.Else():
+            if plan.vmem:
+                with m.State("BUF_LANE"):
+                    m.d.comb += mem_busy.eq(1)
+                    lane_on = exec_pass.bit_select(mem_lane, 1)
+                    with m.If(~lane_on):
                         m.next = "MEM_LANE_NEXT"
-                with m.Else():
-                    m.next = "BUF_REQ"
-
-            with m.State("BUF_REQ"):
-                m.d.comb += mem_busy.eq(1)
-                addr = b_word_addr
-                is_store = ctl.mem == MemKind.STORE
-                wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
-                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(addr & ~3),
-                             req.payload.write.eq(is_store),
-                             req.payload.data.eq(wdata << (addr[0:2] << 3)),
-                             req.payload.mask.eq(byte_mask(addr))]
-                with m.If(req.ready):
-                    m.next = "BUF_RSP"
-
-            with m.State("BUF_RSP"):
-                m.d.comb += mem_busy.eq(1)
-                with m.If(rsp.valid), m.Switch(ctl.mem):
-                    with m.Case(MemKind.LOAD):
-                        m.d.sync += mem_old.eq(extract(rsp.payload.data, b_word_addr))
-                        m.next = "BUF_WB"
-                    with m.Case(MemKind.STORE):
-                        m.next = "BUF_NEXTK"
-                    with m.Case(MemKind.ATOMIC):
-                        m.d.sync += mem_old.eq(rsp.payload.data)
-                        m.next = "BUF_ATOMIC_W"
-
-            with m.State("BUF_ATOMIC_W"):
-                m.d.comb += mem_busy.eq(1)
-                m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[3])]
-                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(b_addr & ~3),
-                             req.payload.write.eq(1), req.payload.data.eq(at_new),
-                             req.payload.mask.eq(0xF)]
-                with m.If(req.ready):
-                    m.next = "BUF_ATOMIC_ACK"
-
-            with m.State("BUF_ATOMIC_ACK"):
-                m.d.comb += mem_busy.eq(1)
-                with m.If(rsp.valid):
-                    with m.If(f_glc):
-                        m.next = "BUF_WB"
+                    with m.Elif(~b_ok):
+                        # out of range: loads read 0, stores and atomics do nothing
+                        with m.If(ctl.mem == MemKind.LOAD):
+                            m.d.sync += mem_old.eq(0)
+                            m.next = "BUF_WB"
+                        with m.Else():
+                            m.next = "MEM_LANE_NEXT"
                     with m.Else():
-                        m.next = "MEM_LANE_NEXT"
-
-            with m.State("BUF_WB"):
-                # write the loaded (or old atomic) dword mem_k of lane mem_lane
-                for j in range(L):
-                    with m.If(mem_lane == j):
-                        m.d.comb += vwrite(j, f_vdata + mem_k, mem_old)
-                        for k in range(4):
-                            with m.If(mem_k == k):
-                                m.d.sync += trace_v(k, j, mem_old)
-                if tr is not None:
-                    m.d.sync += [tr.v_reg.eq(f_vdata), tr.v_count.eq(ctl.dwords)]
-                m.next = "BUF_NEXTK"
-
-            with m.State("BUF_NEXTK"):
-                with m.If((mem_k + 1 < ctl.dwords) & (ctl.mem != MemKind.ATOMIC)):
-                    m.d.sync += mem_k.eq(mem_k + 1)
-                    with m.If(b_ok):
                         m.next = "BUF_REQ"
-                    with m.Else():
-                        m.next = "BUF_WB"
-                with m.Else():
-                    m.next = "MEM_LANE_NEXT"
 
-            with m.State("MEM_LANE_NEXT"):
-                m.d.sync += [mem_k.eq(0), mem_el.eq(0)]
-                with m.If(mem_lane == L - 1):
-                    m.d.sync += mem_lane.eq(0)
-                    m.next = "VNEXT"
-                with m.Else():
-                    m.d.sync += mem_lane.eq(mem_lane + 1)
-                    with m.If(ctl.unit == XUnit.BUF):
-                        m.next = "BUF_LANE"
+                with m.State("BUF_REQ"):
+                    m.d.comb += mem_busy.eq(1)
+                    addr = b_word_addr
+                    is_store = ctl.mem == MemKind.STORE
+                    wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
+                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq(addr & ~3),
+                                 req.payload.write.eq(is_store),
+                                 req.payload.data.eq(wdata << (addr[0:2] << 3)),
+                                 req.payload.mask.eq(byte_mask(addr))]
+                    with m.If(req.ready):
+                        m.next = "BUF_RSP"
+
+                with m.State("BUF_RSP"):
+                    m.d.comb += mem_busy.eq(1)
+                    with m.If(rsp.valid), m.Switch(ctl.mem):
+                        with m.Case(MemKind.LOAD):
+                            m.d.sync += mem_old.eq(extract(rsp.payload.data, b_word_addr))
+                            m.next = "BUF_WB"
+                        with m.Case(MemKind.STORE):
+                            m.next = "BUF_NEXTK"
+                        with m.Case(MemKind.ATOMIC):
+                            m.d.sync += mem_old.eq(rsp.payload.data)
+                            m.next = "BUF_ATOMIC_W"
+
+                with m.State("BUF_ATOMIC_W"):
+                    m.d.comb += mem_busy.eq(1)
+                    m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[3])]
+                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq(b_addr & ~3),
+                                 req.payload.write.eq(1), req.payload.data.eq(at_new),
+                                 req.payload.mask.eq(0xF)]
+                    with m.If(req.ready):
+                        m.next = "BUF_ATOMIC_ACK"
+
+                with m.State("BUF_ATOMIC_ACK"):
+                    m.d.comb += mem_busy.eq(1)
+                    with m.If(rsp.valid):
+                        with m.If(f_glc):
+                            m.next = "BUF_WB"
+                        with m.Else():
+                            m.next = "MEM_LANE_NEXT"
+
+                with m.State("BUF_WB"):
+                    # write the loaded (or old atomic) dword mem_k of lane mem_lane
+                    for j in range(L):
+                        with m.If(mem_lane == j):
+                            m.d.comb += vwrite(j, f_vdata + mem_k, mem_old)
+                            for k in range(4):
+                                with m.If(mem_k == k):
+                                    m.d.sync += trace_v(k, j, mem_old)
+                    if tr is not None:
+                        m.d.sync += [tr.v_reg.eq(f_vdata), tr.v_count.eq(ctl.dwords)]
+                    m.next = "BUF_NEXTK"
+
+                with m.State("BUF_NEXTK"):
+                    with m.If((mem_k + 1 < ctl.dwords) & (ctl.mem != MemKind.ATOMIC)):
+                        m.d.sync += mem_k.eq(mem_k + 1)
+                        with m.If(b_ok):
+                            m.next = "BUF_REQ"
+                        with m.Else():
+                            m.next = "BUF_WB"
                     with m.Else():
-                        m.next = "DS_LANE"
+                        m.next = "MEM_LANE_NEXT"
+
+            if plan.vmem or plan.lds:
+                with m.State("MEM_LANE_NEXT"):
+                    m.d.sync += [mem_k.eq(0), mem_el.eq(0)]
+                    with m.If(mem_lane == L - 1):
+                        m.d.sync += mem_lane.eq(0)
+                        m.next = "VNEXT"
+                    with m.Else():
+                        m.d.sync += mem_lane.eq(mem_lane + 1)
+                        if plan.vmem and plan.lds:
+                            with m.If(ctl.unit == XUnit.BUF):
+                                m.next = "BUF_LANE"
+                            with m.Else():
+                                m.next = "DS_LANE"
+                        else:
+                            m.next = "BUF_LANE" if plan.vmem else "DS_LANE"
 
             # ---------------------------------------------------------------- LDS
             if has_lds:
                 ds_data = Signal(32)
                 m.d.comb += ds_data.eq(Mux(mem_el == 0, Array(lane_v[2:4])[mem_k[0]],
                                            Array(lane_v[4:6])[mem_k[0]]))
-            with m.State("DS_LANE"):
-                lane_on = exec_pass.bit_select(mem_lane, 1)
-                with m.If(~lane_on):
-                    m.next = "MEM_LANE_NEXT"
-                with m.Elif(ctl.mem == MemKind.STORE):
-                    if has_lds:
+                with m.State("DS_LANE"):
+                    lane_on = exec_pass.bit_select(mem_lane, 1)
+                    with m.If(~lane_on):
+                        m.next = "MEM_LANE_NEXT"
+                    with m.Elif(ctl.mem == MemKind.STORE):
                         with m.If(ds_ok):
                             m.d.comb += [lds_w.addr.eq(ds_word),
                                          lds_w.data.eq(ds_data << (ds_a[0:2] << 3)),
                                          lds_w.en.eq(byte_mask(ds_a))]
-                    m.next = "DS_NEXT"
-                with m.Else():
-                    if has_lds:
+                        m.next = "DS_NEXT"
+                    with m.Else():
                         m.d.comb += lds_r.addr.eq(ds_word)
-                    m.next = "DS_DATA"
+                        m.next = "DS_DATA"
 
-            with m.State("DS_DATA"):
-                loaded = extract(lds_r.data, ds_a) if has_lds else Const(0, 32)
-                old = Mux(ds_ok, lds_r.data if has_lds else 0, 0)
-                with m.If(ctl.mem == MemKind.LOAD):
-                    m.d.sync += mem_old.eq(Mux(ds_ok, loaded, 0))
-                    m.next = "DS_WB"
-                with m.Else():
-                    m.d.sync += mem_old.eq(old)
-                    m.next = "DS_ATOMIC"
+                with m.State("DS_DATA"):
+                    loaded = extract(lds_r.data, ds_a)
+                    old = Mux(ds_ok, lds_r.data, 0)
+                    with m.If(ctl.mem == MemKind.LOAD):
+                        m.d.sync += mem_old.eq(Mux(ds_ok, loaded, 0))
+                        m.next = "DS_WB"
+                    with m.Else():
+                        m.d.sync += mem_old.eq(old)
+                        m.next = "DS_ATOMIC"
 
-            with m.State("DS_ATOMIC"):
-                m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[4])]
-                if has_lds:
+                with m.State("DS_ATOMIC"):
+                    m.d.comb += [at_data.eq(lane_v[2]), at_data2.eq(lane_v[4])]
                     with m.If(ds_ok):
                         m.d.comb += [lds_w.addr.eq(ds_word), lds_w.data.eq(at_new),
                                      lds_w.en.eq(0xF)]
-                with m.If(ctl.rtn):
-                    m.next = "DS_WB"
-                with m.Else():
+                    with m.If(ctl.rtn):
+                        m.next = "DS_WB"
+                    with m.Else():
+                        m.next = "DS_NEXT"
+
+                with m.State("DS_WB"):
+                    reg = Signal(8)
+                    m.d.comb += reg.eq(f_dsvdst + mem_el * ctl.dwords + mem_k)
+                    for j in range(L):
+                        with m.If(mem_lane == j):
+                            m.d.comb += vwrite(j, reg, mem_old)
+                            for k in range(4):
+                                with m.If(mem_el * ctl.dwords + mem_k == k):
+                                    m.d.sync += trace_v(k, j, mem_old)
+                    if tr is not None:
+                        m.d.sync += [tr.v_reg.eq(f_dsvdst),
+                                     tr.v_count.eq(Mux(ctl.two, 2, 1) * ctl.dwords)]
                     m.next = "DS_NEXT"
 
-            with m.State("DS_WB"):
-                reg = Signal(8)
-                m.d.comb += reg.eq(f_dsvdst + mem_el * ctl.dwords + mem_k)
-                for j in range(L):
-                    with m.If(mem_lane == j):
-                        m.d.comb += vwrite(j, reg, mem_old)
-                        for k in range(4):
-                            with m.If(mem_el * ctl.dwords + mem_k == k):
-                                m.d.sync += trace_v(k, j, mem_old)
-                if tr is not None:
-                    m.d.sync += [tr.v_reg.eq(f_dsvdst),
-                                 tr.v_count.eq(Mux(ctl.two, 2, 1) * ctl.dwords)]
-                m.next = "DS_NEXT"
-
-            with m.State("DS_NEXT"):
-                with m.If(mem_k + 1 < ctl.dwords):
-                    m.d.sync += mem_k.eq(mem_k + 1)
-                    m.next = "DS_LANE"
-                with m.Elif(ctl.two & (mem_el == 0)):
-                    m.d.sync += [mem_el.eq(1), mem_k.eq(0)]
-                    m.next = "DS_LANE"
-                with m.Else():
-                    m.next = "MEM_LANE_NEXT"
+                with m.State("DS_NEXT"):
+                    with m.If(mem_k + 1 < ctl.dwords):
+                        m.d.sync += mem_k.eq(mem_k + 1)
+                        m.next = "DS_LANE"
+                    with m.Elif(ctl.two & (mem_el == 0)):
+                        m.d.sync += [mem_el.eq(1), mem_k.eq(0)]
+                        m.next = "DS_LANE"
+                    with m.Else():
+                        m.next = "MEM_LANE_NEXT"
 
             # ---------------------------------------------------------------- retire
             with m.State("COMMIT"):
