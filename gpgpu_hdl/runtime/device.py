@@ -267,6 +267,32 @@ class LoadedProgram:
 BACKENDS = ("emu", "verilator", "board")
 
 
+def _trimmed_config(profile: Any, base: Any) -> Any:
+    """The configuration ``trim`` builds for ``profile``: code object paths, each optionally
+    narrowed to one kernel as ``"path:kernel"``."""
+    from trimmer.policy import trim
+    from trimmer.profile import Profile
+    if isinstance(profile, str | Path):
+        profile = [profile]
+    try:
+        entries = [str(p) for p in profile]
+    except TypeError:
+        raise ArgumentError(f"profile must be a list of code object paths, not "
+                            f"{profile!r}") from None
+    kernels = []
+    for entry in entries:
+        path, wanted = entry, None
+        if not Path(entry).exists() and ":" in entry:
+            path, wanted = entry.rsplit(":", 1)
+        found = Profile.from_files([path]).kernels
+        if wanted is not None:
+            found = tuple(k for k in found if k.name == wanted)
+            if not found:
+                raise UnknownKernelError(f"{path} has no kernel {wanted!r}")
+        kernels += found
+    return trim(Profile(tuple(kernels)), base).config
+
+
 class Device:
     """A compute device: ``Device("emu")`` is the golden-model emulator, ``Device("verilator")``
     the compute unit's RTL simulated by Verilator.
@@ -287,20 +313,32 @@ class Device:
         Verilator: clock cycles after which a launch is stopped.
     mem_latency : int, optional
         Verilator: cycles from a memory request to its response.
+    profile : list of paths, optional
+        Verilator: simulate the unit trimmed for these code objects (``trim`` without
+        ``--keep``/``--drop``; ``config`` is the base it trims). A kernel that uses an
+        instruction outside the profile stops with
+        :class:`~gpgpu_hdl.runtime.backend_verilator.IllegalInstruction` naming its PC and
+        instruction.
     """
 
     def __init__(self, backend: str = "emu", *, memory_limit: int | None = None,
                  max_instructions: int | None = None, config: Any = None,
-                 max_cycles: int | None = None, mem_latency: int = 2) -> None:
+                 max_cycles: int | None = None, mem_latency: int = 2,
+                 profile: Any = None) -> None:
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}; choose one of "
                                f"{', '.join(BACKENDS)}")
         self.backend_name = backend
+        if profile is not None and backend != "verilator":
+            raise BackendError(f"profile= trims the compute unit; the {backend!r} backend "
+                               "has none (use Device('verilator', profile=[...]))")
         if backend == "emu":
             from .backend_emu import EmuBackend
             self.backend = EmuBackend(memory_limit or 1 << 30, max_instructions)
         elif backend == "verilator":
             from .backend_verilator import VerilatorBackend
+            if profile is not None:
+                config = _trimmed_config(profile, config)
             self.backend = VerilatorBackend(config, memory_limit=memory_limit or 1 << 21,
                                             max_cycles=max_cycles or 20_000_000,
                                             mem_latency=mem_latency)
