@@ -71,6 +71,19 @@ def _run_case(case: suite.Case, device, backend: str, use_pocl: bool
     return (*_verdict(case, ref, got), run)
 
 
+def _rtl_figures(run: suite.DeviceRun | None) -> list[str]:
+    """Cycles, instructions per cycle, VALU utilization (busy cycles / cycles) and simulated
+    cycles per wall second of a run on the compute unit."""
+    results = run.results if run else []
+    cycles = sum(int(getattr(r, "cycles", 0) or 0) for r in results)
+    if not cycles:
+        return ["-"] * 4
+    busy = sum(int(r.extra.get("valu_busy", 0)) for r in results)
+    wall = sum(float(getattr(r, "seconds", 0) or 0) for r in results)
+    return [f"{cycles:,}", f"{run.instructions / cycles:.3f}", f"{busy / cycles:.1%}",
+            f"{cycles / wall:,.0f}" if wall else "-"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Run the example kernels and tests/kernels on a backend and "
@@ -119,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                          ("launches", "right"), ("wave instrs", "right"),
                          ("lane-instr/s", "right"), ("result", "left")):
         table.add_column(col, justify=justify, overflow="fold")
+    rtl = args.backend == "verilator"
+    if rtl:     # the compute unit's counters: cycles, IPC, VALU utilization, sim speed
+        for col in ("cycles", "IPC", "VALU busy", "cycles/s"):
+            table.add_column(col, justify="right")
     failed = 0
     start = time.perf_counter()
     try:
@@ -136,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
             instrs = f"{run.instructions:,}" if run else "-"
             rate = f"{run.lane_instructions / run.seconds:,.0f}" \
                 if run and run.seconds > 0 else "-"
-            table.add_row(case.name, case.kernel, _sizes(case), str(len(case.launches)),
-                          instrs, rate, Text(text, style="green" if ok else "red"))
+            row = [case.name, case.kernel, _sizes(case), str(len(case.launches)),
+                   instrs, rate, Text(text, style="green" if ok else "red")]
+            if rtl:
+                row += _rtl_figures(run)
+            table.add_row(*row)
     except KeyboardInterrupt:
         console.print(table)
         return 130
