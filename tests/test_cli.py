@@ -183,9 +183,27 @@ def test_trim_histogram_and_report(tmp_path):
     assert f"{total}" in proc.stdout
 
 
-def test_trim_refuses_output_until_elaboration_exists(tmp_path):
+def test_trim_writes_audited_verilog(tmp_path):
+    """`trim K.bin -o cu.v` writes the Verilog of the trimmed unit, which parses and whose
+    hierarchy is what the printed audit says."""
+    from trimmer.audit import parse_verilog
+
     out = tmp_path / "cu.v"
-    proc = cli("trim", str(KERNELS / "vecadd.bin"), "-o", str(out))
-    assert_one_line_error(proc, "trim")
+    proc = cli("trim", str(KERNELS / "vecadd.bin"), "--config", "lanes=1,wave_slots=2",
+               "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
     assert "Static instructions per unit and class" in proc.stdout
-    assert not out.exists()
+    assert f"Wrote {out}" in proc.stdout and "audit passed" in proc.stdout
+    h = parse_verilog(out.read_text())
+    assert "lds" not in h.memories() and "valu0" in h.modules[h.top].instances
+    assert [p.name for p in tmp_path.iterdir()] == ["cu.v"]
+
+
+def test_trim_help_lists_parts():
+    from gpgpu_hdl.cu.plan import PARTS
+
+    proc = cli("trim", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert all(part in text for part in PARTS)
+    assert "--no-area" in text and "Off by default" in text

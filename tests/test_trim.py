@@ -1,0 +1,423 @@
+# amaranth: UnusedElaboratable=no
+"""The trimmer end to end: policy decisions on the example kernels, emitted Verilog that is
+reproducible and audited with pyverilog, the ``trim`` command and its JSON report, bad inputs.
+
+Elaboration uses small units (one or two lanes) so that each conversion takes seconds; area
+with real Yosys runs is ``slow``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from amaranth.hdl import Fragment, MemoryInstance, Shape
+
+from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.cu.core import ComputeUnit
+from gpgpu_hdl.cu.plan import PARTS, BuildPlan
+from gpgpu_hdl.cu.valu import IntLaneAlu
+from gpgpu_hdl.isa.table import TABLE, Unit
+from trimmer.audit import AuditError, audit, lane_units, parse_verilog
+from trimmer.cli import main, parse_config
+from trimmer.emit import emit_verilog
+from trimmer.policy import TrimError, part_members, trim
+from trimmer.profile import Profile
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "examples" / "kernels"
+SMALL = CuConfig(lanes=1, wave_slots=2)
+SMALL_ARGS = ("--config", "lanes=1", "--config", "wave_slots=2")
+DS = frozenset(i.mnemonic for i in TABLE if i.unit is Unit.LDS)
+
+
+def profile_of(*names: str, kernels: tuple[str, ...] = ()) -> Profile:
+    p = Profile.from_files([KERNELS / f"{n}.bin" for n in names])
+    if kernels:
+        p = Profile(tuple(k for k in p.kernels if k.name in kernels))
+    return p
+
+
+def run_trim(*args: str, cwd: Path | None = None,
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trimmer", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+@pytest.fixture
+def trim_in_process(capsys, monkeypatch):
+    """Run ``trim`` in this process: ``(exit code, stdout, stderr)``."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = 0
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code
+        out = capsys.readouterr()
+        return code, out.out, out.err
+    return run
+
+
+# --- policy on the example kernels ------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(KERNELS.glob("*.bin")), ids=lambda p: p.stem)
+def test_policy_keeps_exactly_the_parts_the_kernels_use(path):
+    """Each part is kept iff some kernel instruction needs it (per the plan's own membership),
+    the trimmed unit decodes exactly the implemented instructions of the kernels, and the
+    register file and LDS hold what every kernel header asks for."""
+    p = Profile.from_files([path])
+    t = trim(p, SMALL, allow_unsupported=True)
+    used = set(p.mnemonics)
+    decided = {d.part: d.kept for d in t.decisions}
+    assert list(decided) == list(PARTS)
+    for part in PARTS:
+        needed = bool(used & part_members(part))
+        if part in ("lds", "lds_atomics"):
+            needed = needed and t.config.lds_bytes > 0
+        assert decided[part] == needed, part
+        assert (part in t.plan.kept) == needed
+    assert t.plan.profile == frozenset(used) - set(t.unsupported)
+    for k in p.kernels:
+        t.config.check_kernel(k.name, k.vgprs, k.sgprs, k.lds_bytes)
+    assert t.config.shifter == ("multiplier" if "multiplier" in t.plan.kept else "barrel")
+
+
+def test_vecadd_needs_no_multiplier_and_no_lds():
+    t = trim(profile_of("vecadd"), SMALL)
+    dropped = {d.part: d.reason for d in t.decisions if not d.kept}
+    assert {"multiplier", "lds", "funnel"} <= set(dropped)
+    assert t.config.lds_bytes == 0 and t.sizing["lds_bytes"]["trimmed"] == 0
+    assert t.config.shifter == "barrel"
+    assert t.config.resources().ebr < t.base.resources().ebr
+
+
+def test_matmul_int_keeps_the_multiplier_and_the_shifter_rides_on_it():
+    p = profile_of("matmul", kernels=("matmul_int",))
+    t = trim(p, SMALL)
+    assert "multiplier" in t.plan.kept
+    assert t.config.shifter == "multiplier"
+    assert "v_mul_lo_u32" in dict((d.part, d.reason) for d in t.decisions)["multiplier"]
+    assert not IntLaneAlu(ops=t.plan.valu_ops, shifter="multiplier").units & {"shift32"}
+
+
+def test_matmul_float_needs_allow_unsupported():
+    p = profile_of("matmul")
+    with pytest.raises(TrimError, match="v_mac_f32"):
+        trim(p, SMALL)
+    t = trim(p, SMALL, allow_unsupported=True)
+    assert "v_mac_f32" in t.unsupported
+    assert "v_mac_f32" not in t.config.profile
+
+
+def test_keep_and_drop():
+    p = profile_of("vecadd")
+    t = trim(p, SMALL, keep=["multiplier"], drop=["shifter"])
+    why = {d.part: (d.kept, d.reason) for d in t.decisions}
+    assert why["multiplier"] == (True, "kept by --keep")
+    assert why["shifter"] == (False, "dropped by --drop")
+    assert not part_members("shifter") & t.config.profile
+    assert part_members("multiplier") <= t.config.profile
+    with pytest.raises(TrimError, match="unknown part"):
+        trim(p, SMALL, keep=["fpu"])
+
+
+# --- emission and audit -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def vecadd_trim():
+    return trim(profile_of("vecadd"), SMALL)
+
+
+@pytest.fixture(scope="module")
+def trimmed_text(vecadd_trim):
+    return emit_verilog(vecadd_trim.config)
+
+
+@pytest.fixture(scope="module")
+def full_text():
+    return emit_verilog(SMALL)
+
+
+def _amaranth_hierarchy(config: CuConfig) -> tuple[set[str], dict[str, tuple[int, int]]]:
+    """Submodule paths and memories (path -> (depth, width)) of the elaborated unit:
+    Amaranth's own view, the reference the parsed Verilog is compared with."""
+    modules, memories = set(), {}
+
+    def walk(fragment, path):
+        for sub, name, _ in fragment.subfragments:
+            here = f"{path}.{name}" if path else str(name)
+            if isinstance(sub, MemoryInstance):
+                memory = sub.origins[0]             # the amaranth.lib.memory.Memory
+                memories[here] = (memory.depth, Shape.cast(memory.shape).width)
+            else:
+                modules.add(here)
+                walk(sub, here)
+    walk(Fragment.get(ComputeUnit(config), None), "")
+    return modules, memories
+
+
+def test_parsed_hierarchy_is_amaranths(vecadd_trim, trimmed_text):
+    h = parse_verilog(trimmed_text)
+    parsed = {path for path, _ in h.walk() if path}
+    memories = {path: (m.depth, m.width) for path, m in h.memories().items()}
+    assert (parsed, memories) == _amaranth_hierarchy(vecadd_trim.config)
+
+
+def test_audit_passes_and_matches_the_plan(vecadd_trim, trimmed_text):
+    result = audit(trimmed_text, vecadd_trim.config, vecadd_trim.plan)
+    assert result.ok and result.checks
+    h = result.hierarchy
+    lanes = [i for i in h.modules[h.top].instances if i.startswith("valu")]
+    assert len(lanes) == SMALL.lanes
+    for lane in lanes:
+        units = set(h.at(lane).instances)
+        assert units == set(IntLaneAlu(ops=vecadd_trim.plan.valu_ops,
+                                       shifter=vecadd_trim.config.shifter).units)
+        assert "mul" not in units                   # vecadd: multiplier dropped
+    assert "lds" not in h.memories()
+
+
+def test_audit_of_the_full_unit(full_text):
+    result = audit(full_text, SMALL)
+    assert result.ok
+    assert "lds" in result.hierarchy.memories()
+    assert lane_units(SMALL) <= set(result.hierarchy.at("valu0").instances)
+
+
+def test_audit_fails_when_dropped_parts_are_present(vecadd_trim, full_text):
+    with pytest.raises(AuditError) as info:
+        audit(full_text, vecadd_trim.config, vecadd_trim.plan)
+    message = str(info.value)
+    assert "part multiplier (dropped)" in message and "part lds (dropped)" in message
+    assert "\n" not in message
+    result = audit(full_text, vecadd_trim.config, vecadd_trim.plan, strict=False)
+    assert not result.ok
+    assert {c.subject for c in result.failures} >= {"part multiplier (dropped)",
+                                                     "part lds (dropped)", "VGPR file"}
+
+
+def test_audit_fails_when_kept_parts_are_missing(vecadd_trim, trimmed_text):
+    keeps_all = BuildPlan.of(SMALL.profile, lds_bytes=SMALL.lds_bytes)
+    with pytest.raises(AuditError, match="part lds \\(kept\\)"):
+        audit(trimmed_text, vecadd_trim.config, keeps_all)
+
+
+def test_audit_rejects_text_that_does_not_parse():
+    with pytest.raises(AuditError, match="does not parse"):
+        audit("module compute_unit(a); input a; wire ; endmodule\n", SMALL)
+    with pytest.raises(AuditError, match="no module 'compute_unit'"):
+        parse_verilog("module other(a);\n  input a;\nendmodule\n")
+
+
+def test_parse_verilog_reads_attributes_escaped_names_and_memories():
+    text = (
+        "module top(clk);\n"
+        "  input clk;\n"
+        "  reg [7:0] mem [0:15];\n"
+        "  reg [31:0] big [32'd1023:0];\n"
+        "  always @* begin\n"
+        "    (* full_case = 32'd1 *)\n"
+        "    case (clk)\n"
+        "      1'h0: ;\n"
+        "    endcase\n"
+        "  end\n"
+        "  \\top.sub  sub (.clk(clk));\n"
+        "endmodule\n"
+        "(* enum_base_type = \"Op\" *)\n"
+        "module \\top.sub (clk);\n"
+        "  input clk;\n"
+        "endmodule\n")
+    h = parse_verilog(text, "top")
+    assert h.modules["top"].instances == {"sub": "top.sub"}
+    assert h.memories() == {"mem": h.modules["top"].memories[0],
+                            "big": h.modules["top"].memories[1]}
+    assert [(m.depth, m.width) for m in h.memories().values()] == [(16, 8), (1024, 32)]
+    assert [p for p, _ in h.walk()] == ["", "sub"]
+
+
+def test_emit_is_reproducible_across_processes(tmp_path, trimmed_text):
+    """Two processes with different hash seeds write the same bytes, and they are what
+    emit_verilog gives in this one."""
+    digests = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"cu{seed}.v"
+        proc = run_trim(str(KERNELS / "vecadd.bin"), *SMALL_ARGS, "-o", str(out),
+                        env={"PYTHONHASHSEED": seed})
+        assert proc.returncode == 0, proc.stderr
+        digests.append(hashlib.sha256(out.read_bytes()).hexdigest())
+    assert digests[0] == digests[1] == hashlib.sha256(trimmed_text.encode()).hexdigest()
+    assert str(ROOT) not in trimmed_text and str(Path.home()) not in trimmed_text
+
+
+# --- the command ------------------------------------------------------------------------------
+
+def test_trim_writes_audited_verilog_and_report(tmp_path, trim_in_process, vecadd_trim,
+                                                 trimmed_text):
+    out, report = tmp_path / "cu.v", tmp_path / "r.json"
+    code, stdout, _ = trim_in_process(str(KERNELS / "vecadd.bin"), *SMALL_ARGS,
+                                      "-o", str(out), "--report", str(report))
+    assert code == 0
+    assert out.read_text() == trimmed_text
+    data = json.loads(report.read_text())
+    t = vecadd_trim
+    assert data["trim"] == json.loads(json.dumps(t.to_dict()))
+    assert data["trim"]["parts"] == [{"part": d.part, "kept": d.kept, "reason": d.reason}
+                                     for d in t.decisions]
+    assert data["profile"] == json.loads(json.dumps(t.profile.to_dict()))
+    assert data["decoder"]["instructions"] == {"base": len(t.base_plan.profile),
+                                               "trimmed": len(t.plan.profile)}
+    assert data["resources"]["trimmed"]["ebr"] == t.config.resources().ebr
+    assert data["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert data["output"]["unit"] == "trimmed"
+    assert data["audit"]["trimmed"]["ok"] is True
+    assert data["audit"]["trimmed"]["checks"] == [
+        {"subject": c.subject, "expected": c.expected, "found": c.found, "ok": c.ok}
+        for c in audit(trimmed_text, t.config, t.plan).checks]
+    assert data["area"] is None
+    for d in t.decisions:
+        assert d.reason in stdout
+    assert "Audit of the trimmed unit" in stdout and "Sizing" in stdout
+    assert f"{len(t.plan.profile)} of {len(t.base_plan.profile)} instructions" in stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cu.v", "r.json"]
+
+
+def test_trim_full_writes_the_untrimmed_unit(tmp_path, trim_in_process, full_text):
+    out = tmp_path / "cu.v"
+    code, stdout, _ = trim_in_process(str(KERNELS / "vecadd.bin"), "--config",
+                                      "lanes=1,wave_slots=2", "--full", "-o", str(out))
+    assert code == 0
+    assert out.read_text() == full_text
+    assert "Audit of the base unit" in stdout
+
+
+def test_trim_kernel_selection(tmp_path, trim_in_process):
+    report = tmp_path / "r.json"
+    code, _, err = trim_in_process(str(KERNELS / "matmul.bin"), "--kernel",
+                                   "matmul_int", "--report", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["kernels"] == [f"{KERNELS / 'matmul.bin'}:matmul_int"]
+    expected = trim(profile_of("matmul", kernels=("matmul_int",)))
+    assert data["trim"] == json.loads(json.dumps(expected.to_dict()))
+    assert data["output"] is None and data["audit"] is None
+
+
+def test_trim_lds_bytes_and_config(tmp_path, trim_in_process):
+    report = tmp_path / "r.json"
+    code, _, err = trim_in_process(str(KERNELS / "transpose.bin"), "--lds-bytes",
+                                   "4096", "--config", "lanes=4", "--config", "shifter=barrel",
+                                   "--keep", "funnel", "--report", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())["trim"]
+    assert data["base"]["lanes"] == data["trimmed"]["lanes"] == 4
+    assert data["base"]["shifter"] == "barrel"
+    assert data["trimmed"]["lds_bytes"] == 4096
+    assert {"part": "funnel", "kept": True, "reason": "kept by --keep"} in data["parts"]
+
+
+def test_parse_config_types():
+    assert parse_config(["lanes=2", "wave_slots=3,shifter=barrel"]) == CuConfig(
+        lanes=2, wave_slots=3, shifter="barrel")
+    assert parse_config([]) == CuConfig()
+
+
+BAD_REQUESTS = {
+    "unknown kernel": (["--kernel", "nope"], "matmul_int"),
+    "unknown part": (["--keep", "fpu"], "parts are salu"),
+    "keep and drop": (["--keep", "lds", "--drop", "lds"], "both --keep and --drop"),
+    "config syntax": (["--config", "lanes"], "NAME=VALUE"),
+    "config field": (["--config", "warp=2"], "no field 'warp'"),
+    "config type": (["--config", "lanes=two"], "takes an integer"),
+    "config value": (["--config", "lanes=3"], "lanes must be one of"),
+    "config profile": (["--config", "profile=full"], "profile comes from the kernels"),
+    "lds bytes type": (["--lds-bytes", "lots"], "--lds-bytes"),
+    "lds bytes value": (["--lds-bytes", "300"], "lds_bytes must be"),
+    "too few vgprs": (["--config", "vgprs=4"], "VGPRs"),
+    "unsupported": ([], "v_mac_f32"),
+    "output dir missing": (["-o", "{tmp}/no/cu.v"], "does not exist"),
+    "output under a file": (["-o", "{tmp}/file/cu.v"], "does not exist"),
+    "output is a dir": (["-o", "{tmp}"], "is a directory"),
+    "output unwritable": (["-o", "/proc/cu.v"], "cannot write"),
+    "report unwritable": (["--report", "/proc/r.json"], "cannot write"),
+    "same output twice": (["-o", "{tmp}/x", "--report", "{tmp}/x"], "same file"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_REQUESTS, ids=lambda c: c.replace(" ", "_"))
+def test_trim_refuses_bad_requests(case, tmp_path, trim_in_process):
+    """One line on stderr, exit status 1, no file written (the directory stays as it was)."""
+    args, needle = BAD_REQUESTS[case]
+    (tmp_path / "file").write_text("not a directory\n")
+    before = sorted(tmp_path.iterdir())
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code, _, err = trim_in_process(str(KERNELS / "matmul.bin"), *SMALL_ARGS, *args,
+                                   "--kernel", "matmul_int" if case != "unsupported" else
+                                   "matmul_float")
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("trim: error: "), err
+    assert needle in lines[0]
+    assert sorted(tmp_path.iterdir()) == before
+
+
+# --- area ---------------------------------------------------------------------------------------
+
+def test_area_report_with_a_model_of_yosys(tmp_path, trim_in_process, monkeypatch, full_text,
+                                           trimmed_text):
+    """The area plumbing (order, percentages, JSON, progress lines), with ``synthesize``
+    replaced by a model whose counts are a function of the Verilog."""
+    import gpgpu_hdl.synth
+
+    calls = []
+
+    def model(text, top, target, progress=None, **_):
+        calls.append((target, top))
+        progress(f"yosys: synth_{target}", 0.0)
+        progress("yosys: abc9", 1.0)
+        progress("yosys: done", 2.0)
+        n = len(text)
+        return SimpleNamespace(luts=n // 100, ffs=n // 300, block_rams=n // 50000,
+                               block_ram_18k=n // 50000, dsps=n // 90000, carries=n // 700,
+                               distributed_rams=0, total_cells=n // 60, seconds=2.0,
+                               cached=False, key="0" * 16, tool="model")
+
+    monkeypatch.setattr(gpgpu_hdl.synth, "synthesize", model)
+    report = tmp_path / "r.json"
+    code, stdout, err = trim_in_process(str(KERNELS / "vecadd.bin"), *SMALL_ARGS,
+                                        "--xilinx", "--report", str(report))
+    assert code == 0, err
+    assert calls == [("ecp5", "compute_unit")] * 2 + [("xilinx", "compute_unit")] * 2
+    area = json.loads(report.read_text())["area"]
+    texts = {"base": full_text, "trimmed": trimmed_text}
+    for target in ("ecp5", "xilinx"):
+        for unit, text in texts.items():
+            assert area[target][unit]["luts"] == len(text) // 100
+        base, trimmed = len(texts["base"]) // 100, len(texts["trimmed"]) // 100
+        assert area[target]["saved_percent"]["luts"] == round(100 * (base - trimmed) / base, 1)
+    assert "Area, ECP5" in stdout and "Area, Xilinx 7" in stdout and "saved" in stdout
+    assert "Yosys ECP5, base unit: yosys: abc9" in err
+    assert "Yosys Xilinx 7, trimmed unit: yosys: done" in err
+
+
+@pytest.mark.slow
+def test_area_with_yosys(tmp_path):
+    """Real Yosys on a one-lane, one-wave unit (several minutes): the trimmed vecadd unit
+    is smaller than the full one in every ECP5 counter, and the report says so."""
+    report = tmp_path / "r.json"
+    proc = run_trim(str(KERNELS / "vecadd.bin"), "--config",
+                    "lanes=1,wave_slots=1,vgprs=4,sgprs=16,imem_bytes=256,lds_bytes=256",
+                    "--area", "--report", str(report), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    area = json.loads(report.read_text())["area"]["ecp5"]
+    for field in ("luts", "ffs", "carries", "total_cells"):
+        assert area["trimmed"][field] < area["base"][field], field
+        assert area["saved_percent"][field] > 0
+    assert "yosys: abc9" in proc.stderr
+    assert "Area, ECP5" in proc.stdout

@@ -1,0 +1,377 @@
+# amaranth: UnusedElaboratable=no
+"""Structural audit of emitted Verilog: does ``cu.v`` contain what the report says was kept?
+
+The Verilog is parsed with pyverilog (a real Verilog-2001 parser) into its module hierarchy:
+the module definitions, the instances in each, and the memories (``reg`` arrays). The audit
+then checks that hierarchy against the :class:`~gpgpu_hdl.cu.plan.BuildPlan` of the
+configuration:
+
+* the decoder, the scalar ALU and one lane ALU per lane (``valu0``...) are instantiated in the
+  top module (the ALUs when their part is kept);
+* every lane ALU has exactly the functional-unit submodules
+  :attr:`IntLaneAlu.units <gpgpu_hdl.cu.valu.IntLaneAlu.units>` names for the plan's
+  operations and the configured shifter; a dropped ``multiplier``, ``shifter``, ``shifter64``
+  or ``funnel`` has none of its units in any lane, a kept one has its own (unless it has none,
+  like the 32-bit shifts riding on the multiplier);
+* the ``lds`` memory exists exactly when the ``lds`` part is kept, with ``lds_bytes`` bytes;
+  the VGPR banks (``vgpr0``...) hold ``wave_slots * vgprs`` 64-lane registers of 32 bits and
+  the instruction memory ``imem_bytes``.
+
+The other parts (scalar and buffer memory paths, atomics, operand latches...) are states and
+datapaths inside the top module, not submodules; they are not audited structurally (their
+instructions decode as illegal and trap when dropped).
+
+The emitted text has no preprocessor directives, so it is given to pyverilog's parser directly
+(``VerilogParser``) rather than through ``iverilog -E``; only the Verilog attribute instances
+``(* name = value *)`` Yosys writes (``full_case``, ``init``, enum names) are blanked first,
+because pyverilog's grammar does not accept attributes before statements. Attributes carry no
+structure.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.cu.plan import BuildPlan
+from gpgpu_hdl.cu.shifter import SHIFTER_STYLES
+from gpgpu_hdl.cu.valu import VALU_INT_OPS, IntLaneAlu
+from gpgpu_hdl.errors import GpgpuError
+
+from .emit import TOP
+from .policy import part_members
+
+__all__ = ["AuditError", "Memory", "ModuleInfo", "Hierarchy", "Check", "Audit",
+           "parse_verilog", "lane_units", "audit"]
+
+#: Parts that are functional units of the lane ALUs (see :mod:`gpgpu_hdl.cu.plan`); the
+#: submodules that implement each are read from :attr:`IntLaneAlu.units`.
+LANE_PARTS = ("multiplier", "shifter", "shifter64", "funnel")
+
+_ATTRIBUTE = re.compile(
+    r"\(\*\s*[A-Za-z_][A-Za-z0-9_$]*(?:\s*=\s*(?:\"[^\"\n]*\"|[0-9]*'?[sS]?[bodhBODH]?"
+    r"[0-9a-fA-FxXzZ_]+))?\s*\*\)")
+_LANE = re.compile(r"valu(\d+)")
+_VGPR = re.compile(r"vgpr\d+")
+
+
+class AuditError(GpgpuError):
+    """The Verilog does not parse, or its hierarchy does not match the build plan."""
+
+
+# --- the hierarchy ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Memory:
+    """A ``reg`` array: ``width`` bits by ``depth`` words."""
+
+    name: str
+    width: int
+    depth: int
+
+    @property
+    def bits(self) -> int:
+        return self.width * self.depth
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    """One module definition: its instances (instance name to module name) and memories."""
+
+    name: str
+    instances: dict
+    memories: tuple[Memory, ...]
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """The modules of a Verilog text, by name (escaped names without their backslash)."""
+
+    top: str
+    modules: dict
+
+    def walk(self) -> Iterator[tuple[str, ModuleInfo]]:
+        """``(path, module)`` for the top (path ``""``) and every instance below it
+        (``"valu0"``, ``"valu0.mul"``...), depth first in instance order."""
+        def visit(path: str, name: str) -> Iterator[tuple[str, ModuleInfo]]:
+            info = self.modules[name]
+            yield path, info
+            for inst, module in info.instances.items():
+                if module in self.modules:
+                    yield from visit(f"{path}.{inst}" if path else inst, module)
+        yield from visit("", self.top)
+
+    def at(self, path: str) -> ModuleInfo | None:
+        """The module instantiated at ``path`` (``""`` is the top), or None."""
+        info = self.modules[self.top]
+        for inst in filter(None, path.split(".")):
+            module = info.instances.get(inst)
+            if module not in self.modules:
+                return None
+            info = self.modules[module]
+        return info
+
+    def memories(self) -> dict[str, Memory]:
+        """Every memory below the top, by hierarchical path (``"lds"``, ``"valu0.x"``)."""
+        return {f"{path}.{mem.name}" if path else mem.name: mem
+                for path, info in self.walk() for mem in info.memories}
+
+    def to_dict(self) -> dict:
+        return {
+            "top": self.top,
+            "modules": {name: {"instances": dict(info.instances),
+                               "memories": [{"name": m.name, "width": m.width, "depth": m.depth}
+                                            for m in info.memories]}
+                        for name, info in self.modules.items()},
+        }
+
+
+@functools.cache
+def _pyverilog():
+    """pyverilog's ``ast`` and ``parser`` modules (its ``__init__`` reads its version file
+    without closing it: a ResourceWarning, silenced here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        from pyverilog.vparser import ast, parser
+    return ast, parser
+
+
+@functools.cache
+def _parser():
+    _, parser = _pyverilog()
+    with tempfile.TemporaryDirectory() as tables:      # PLY writes its tables there
+        return parser.VerilogParser(outputdir=tables, debug=False)
+
+
+def _int(node) -> int:
+    """The value of a pyverilog constant (``4095``, ``32'd7``, ``'h1f``)."""
+    if not isinstance(node, _pyverilog()[0].IntConst):
+        raise AuditError(f"memory bound {node} is not a constant")
+    text = node.value.replace("_", "").lower()
+    if "'" not in text:
+        return int(text)
+    base = text.split("'", 1)[1].lstrip("s")
+    return int(base[1:], {"b": 2, "o": 8, "d": 10, "h": 16}[base[0]])
+
+
+def _span(msb, lsb) -> int:
+    return abs(_int(msb) - _int(lsb)) + 1
+
+
+def parse_verilog(text: str, top: str = TOP) -> Hierarchy:
+    """Parse ``text`` and return its module hierarchy under module ``top``.
+
+    Raises
+    ------
+    AuditError
+        The text does not parse, or has no module ``top``.
+    """
+    ast, pyparser = _pyverilog()
+    if "`" in text:
+        raise AuditError("the Verilog has preprocessor directives; emitted Verilog has none")
+    parser = _parser()
+    parser.lexer.reset_lineno()
+    try:
+        tree = parser.parse(_ATTRIBUTE.sub("", text))
+    except pyparser.ParseError as exc:
+        raise AuditError(f"the Verilog does not parse: {str(exc).strip()}") from None
+    modules = {}
+    for definition in tree.description.definitions:
+        if not isinstance(definition, ast.ModuleDef):
+            continue
+        instances, memories = {}, []
+        for item in definition.items:
+            if isinstance(item, ast.InstanceList):
+                for inst in item.instances:
+                    instances[inst.name.lstrip("\\")] = inst.module.lstrip("\\")
+            elif isinstance(item, ast.Decl):
+                for decl in item.list:
+                    if isinstance(decl, ast.Reg) and decl.dimensions is not None:
+                        width = _span(decl.width.msb, decl.width.lsb) if decl.width else 1
+                        depth = 1
+                        for length in decl.dimensions.lengths:
+                            depth *= _span(length.msb, length.lsb)
+                        memories.append(Memory(decl.name.lstrip("\\"), width, depth))
+        name = definition.name.lstrip("\\")
+        modules[name] = ModuleInfo(name, instances, tuple(memories))
+    if top not in modules:
+        raise AuditError(f"the Verilog has no module {top!r} (modules: "
+                         f"{', '.join(sorted(modules)) or 'none'})")
+    return Hierarchy(top, modules)
+
+
+# --- what the plan says -----------------------------------------------------------------------
+
+def _units(ops, shifter: str) -> frozenset[str]:
+    return IntLaneAlu(ops=frozenset(ops) & frozenset(VALU_INT_OPS), shifter=shifter).units
+
+
+def lane_units(config: CuConfig, plan: BuildPlan | None = None) -> frozenset[str]:
+    """The functional-unit submodules each lane ALU of ``config`` has (``"mul"``...)."""
+    plan = plan if plan is not None else BuildPlan.of(config.profile,
+                                                      lds_bytes=config.lds_bytes)
+    return _units(plan.valu_ops, config.shifter)
+
+
+@functools.cache
+def _all_lane_units() -> frozenset[str]:
+    """Every functional-unit submodule name a lane ALU can have, in any shifter style."""
+    return frozenset().union(*(_units(VALU_INT_OPS, style) for style in SHIFTER_STYLES))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison of the audit."""
+
+    subject: str
+    expected: str
+    found: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The result of :func:`audit`: the parsed hierarchy and every check made."""
+
+    hierarchy: Hierarchy
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok,
+                "checks": [{"subject": c.subject, "expected": c.expected, "found": c.found,
+                            "ok": c.ok} for c in self.checks],
+                "memories": {path: {"width": m.width, "depth": m.depth}
+                             for path, m in sorted(self.hierarchy.memories().items())},
+                **self.hierarchy.to_dict()}
+
+
+def _names(names) -> str:
+    return ", ".join(sorted(names)) or "none"
+
+
+def _lanes(insts: list[str]) -> str:
+    """``valu0..valu7`` for a contiguous run of lane ALUs, else the names."""
+    numbers = [int(_LANE.fullmatch(i)[1]) for i in insts]
+    if len(insts) > 2 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{insts[0]}..{insts[-1]}"
+    return ", ".join(insts) or "none"
+
+
+def _memory(mem: Memory | None) -> str:
+    return "absent" if mem is None else f"{mem.depth} x {mem.width} bits"
+
+
+def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: str = TOP,
+          strict: bool = True) -> Audit:
+    """Check the Verilog ``text`` of ``ComputeUnit(config)`` against its build plan.
+
+    Parameters
+    ----------
+    text : str
+        The emitted Verilog (see :func:`trimmer.emit.emit_verilog`).
+    config : CuConfig
+        The configuration the text claims to be (sizes, shifter style).
+    plan : BuildPlan, optional
+        What it must contain; by default the plan of ``config``.
+    top : str
+        The top module.
+    strict : bool
+        Raise :class:`AuditError` when a check fails (else return the failures).
+
+    Raises
+    ------
+    AuditError
+        The text does not parse, or (``strict``) does not match the plan; the message lists
+        every mismatch.
+    """
+    plan = plan if plan is not None else BuildPlan.of(config.profile,
+                                                      lds_bytes=config.lds_bytes)
+    h = parse_verilog(text, top)
+    root = h.modules[top]
+    checks: list[Check] = []
+
+    def check(subject: str, expected: str, found: str, ok: bool | None = None) -> None:
+        checks.append(Check(subject, expected, found, expected == found if ok is None else ok))
+
+    # top-level units
+    kept = set(plan.kept)
+    for inst, part in (("decoder", None), ("salu", "salu")):
+        if part is None or part in kept:
+            check(f"instance {inst}", "present", "present" if inst in root.instances
+                  else "absent")
+    lanes = sorted((inst for inst in root.instances if _LANE.fullmatch(inst)),
+                   key=lambda s: int(_LANE.fullmatch(s)[1]))
+    if "valu" in kept:
+        wanted = [f"valu{j}" for j in range(config.lanes)]
+        missing = [inst for inst in wanted if inst not in lanes]
+        check("lane ALUs", f"{len(wanted)} ({_lanes(wanted)})",
+              f"{len(lanes)} ({_lanes(lanes)})" + (f", missing {', '.join(missing)}"
+                                                   if missing else ""), not missing)
+
+    # functional units of every lane ALU
+    universe = _all_lane_units()
+    expected = lane_units(config, plan)
+    found: dict[str, frozenset[str]] = {}
+    for inst in lanes:
+        info = h.at(inst)
+        found[inst] = frozenset(info.instances) & universe if info else frozenset()
+    groups: dict[frozenset[str], list[str]] = {}
+    for inst, units in found.items():
+        groups.setdefault(units, []).append(inst)
+    for units, insts in groups.items():
+        check(f"units of {_lanes(insts)}", _names(expected), _names(units))
+    present = frozenset().union(*found.values())
+    lane_ops = frozenset(plan.valu_ops)
+    for part in LANE_PARTS:
+        members = part_members(part)
+        if part in kept:
+            own = expected - _units(lane_ops - members, config.shifter)
+            if own:
+                missing = [i for i, units in found.items() if not own <= units]
+                check(f"part {part} (kept)", f"{_names(own)} in every lane ALU",
+                      f"{_names(own)} in every lane ALU" if not missing else
+                      f"missing in {_lanes(missing)}")
+            else:
+                alu = IntLaneAlu(ops=lane_ops, shifter=config.shifter)
+                where = ("inside mul (multiplier-based shifter)" if alu.shift32_in_mul
+                         else "no submodule of its own")
+                check(f"part {part} (kept)", where, where)
+        else:
+            banned = _units(members, config.shifter) - expected
+            if banned:
+                where = [i for i, units in found.items() if units & banned]
+                check(f"part {part} (dropped)", f"no {_names(banned)}",
+                      f"no {_names(banned)}" if not where else
+                      f"{_names(banned & present)} in {_lanes(where)}")
+
+    # memories
+    mems = {m.name: m for m in root.memories}
+    lds_words = config.lds_bytes // 4
+    check("part lds (kept)" if plan.lds else "part lds (dropped)",
+          f"{lds_words} x 32 bits" if plan.lds else "absent", _memory(mems.get("lds")))
+    vgpr_bits = sum(m.bits for name, m in mems.items() if _VGPR.fullmatch(name))
+    banks = sum(1 for name in mems if _VGPR.fullmatch(name))
+    want = config.wave_slots * config.vgprs * 64 * 32
+    check("VGPR file", f"{config.wave_slots * config.vgprs} x 64 x 32 bits "
+          f"({config.vgprs} VGPRs x {config.wave_slots} waves)",
+          f"{vgpr_bits // (64 * 32)} x 64 x 32 bits in {banks} bank(s)", vgpr_bits == want)
+    check("instruction memory", f"{config.imem_bytes // 4} x 32 bits", _memory(mems.get("imem")))
+
+    result = Audit(h, tuple(checks))
+    if strict and not result.ok:
+        raise AuditError("the Verilog does not match the build plan: " + "; ".join(
+            f"{c.subject}: expected {c.expected}, found {c.found}" for c in result.failures))
+    return result
