@@ -32,6 +32,18 @@ def step(title: str, *cmd: str) -> None:
     subprocess.run([sys.executable, "-m", *cmd], check=True, cwd=ROOT)
 
 
+def run_vecadd(dev, binary: Path, n: int = 1000):
+    """c = a + 7 on ``dev``; prints the first elements; the kernel's result, or None if wrong."""
+    import numpy as np
+    a = dev.array(np.arange(n, dtype=np.int32))
+    b = dev.array(np.full(n, 7, np.int32))
+    c = dev.array(np.zeros(n, np.int32))
+    res = dev.load(binary).vecadd(a, b, c, np.int32(n), global_size=1024, local_size=64)
+    ok = (c.numpy() == np.arange(n) + 7).all()
+    print(f"c[:5] = {c.numpy()[:5]}  ({'correct' if ok else 'WRONG'})")
+    return res if ok else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "demo")
@@ -77,34 +89,20 @@ def main() -> int:
           f"{trim_report}")
 
     if args.kernel == "vecadd":
-        print("\n=== vecadd on the golden-model emulator (gpgpu_hdl.runtime)")
-        import numpy as np
-
         from gpgpu_hdl.runtime import Device
-        dev = Device("emu")
-        n = 1000
-        a = dev.array(np.arange(n, dtype=np.int32))
-        b = dev.array(np.full(n, 7, np.int32))
-        c = dev.array(np.zeros(n, np.int32))
-        res = dev.load(binary).vecadd(a, b, c, np.int32(n), global_size=1024, local_size=64)
-        ok = (c.numpy() == np.arange(n) + 7).all()
-        print(f"c[:5] = {c.numpy()[:5]}  ({'correct' if ok else 'WRONG'}); "
-              f"{res.instructions} wave-instructions in {res.waves} waves, {res.counts}")
-        if not ok:
+
+        print("\n=== vecadd on the golden-model emulator (gpgpu_hdl.runtime)")
+        res = run_vecadd(Device("emu"), binary)
+        if res is None:
             return 1
+        print(f"{res.instructions} wave-instructions in {res.waves} waves, {res.counts}")
         print("\n=== vecadd on the trimmed compute unit's RTL (Verilator; the first run "
               "builds the model, a few minutes)", flush=True)
-        rtl = Device("verilator", profile=[str(binary)])
-        a = rtl.array(np.arange(n, dtype=np.int32))
-        b = rtl.array(np.full(n, 7, np.int32))
-        c = rtl.array(np.zeros(n, np.int32))
-        got = rtl.load(binary).vecadd(a, b, c, np.int32(n), global_size=1024, local_size=64)
-        ok = (c.numpy() == np.arange(n) + 7).all()
-        print(f"c[:5] = {c.numpy()[:5]}  ({'correct' if ok else 'WRONG'}); "
-              f"{got.instructions} wave-instructions in {got.cycles:,} cycles "
-              f"(VALU busy {got.extra['valu_busy'] / got.cycles:.1%})")
-        if not ok:
+        res = run_vecadd(Device("verilator", profile=[str(binary)]), binary)
+        if res is None:
             return 1
+        print(f"{res.instructions} wave-instructions in {res.cycles:,} cycles (VALU busy "
+              f"{res.extra['valu_busy'] / res.cycles:.1%})")
     print("\n=== The reference suite on the emulator, against PoCL", flush=True)
     return subprocess.run([sys.executable, str(ROOT / "examples" / "run_suite.py"),
                            "--backend", "emu"], cwd=ROOT).returncode
