@@ -214,6 +214,24 @@ def test_multiplier33():
     assert not failures, failures[:10]
 
 
+
+def _multiply_testbench(dut, pairs, checked, failures, junk=None):
+    """A testbench running every MulOp on ``pairs`` against :func:`mul_model`; ``junk(ctx)``
+    drives unrelated inputs before each check."""
+    async def testbench(ctx):
+        for x, y in pairs:
+            ctx.set(dut.a, x)
+            ctx.set(dut.b, y)
+            for op in MulOp:
+                ctx.set(dut.op, op)
+                if junk is not None:
+                    junk(ctx)
+                got, want = ctx.get(dut.result), mul_model(op, x, y)
+                checked.append(got)
+                if got != want:
+                    failures.append((op.name, hex(x), hex(y), hex(got), hex(want)))
+    return testbench
+
 def test_mul_unit_every_op():
     dut = MulUnit()
     assert dut.latency == 0
@@ -221,18 +239,7 @@ def test_mul_unit_every_op():
     failures = []
     checked = []
 
-    async def testbench(ctx):
-        for x, y in pairs:
-            ctx.set(dut.a, x)
-            ctx.set(dut.b, y)
-            for op in MulOp:
-                ctx.set(dut.op, op)
-                got, want = ctx.get(dut.result), mul_model(op, x, y)
-                checked.append(got)
-                if got != want:
-                    failures.append((op.name, hex(x), hex(y), hex(got), hex(want)))
-
-    simulate(dut, testbench)
+    simulate(dut, _multiply_testbench(dut, pairs, checked, failures))
     assert len(checked) == len(MulOp) * len(pairs)
     assert not failures, failures[:10]
 
@@ -274,20 +281,11 @@ def test_mul_unit_with_shifts_multiplies_when_not_shifting():
     failures = []
     checked = []
 
-    async def testbench(ctx):
-        for x, y in pairs:
-            ctx.set(dut.a, x)
-            ctx.set(dut.b, y)
-            for op in MulOp:
-                ctx.set(dut.op, op)
-                ctx.set(dut.shift_op, rng.choice(list(ShiftOp)))
-                ctx.set(dut.amount, rng.randrange(32))
-                got, want = ctx.get(dut.result), mul_model(op, x, y)
-                checked.append(got)
-                if got != want:
-                    failures.append((op.name, hex(x), hex(y), hex(got), hex(want)))
+    def junk(ctx):
+        ctx.set(dut.shift_op, rng.choice(list(ShiftOp)))
+        ctx.set(dut.amount, rng.randrange(32))
 
-    simulate(dut, testbench)
+    simulate(dut, _multiply_testbench(dut, pairs, checked, failures, junk))
     assert len(checked) == len(MulOp) * len(pairs)
     assert not failures, failures[:10]
 

@@ -19,15 +19,12 @@ from dataclasses import dataclass
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
-from gpgpu_hdl.cu.plan import PARTS, BuildPlan
+from gpgpu_hdl.cu.plan import LDS_MNEMONICS, PARTS, BuildPlan
 from gpgpu_hdl.errors import GpgpuError
-from gpgpu_hdl.isa.table import TABLE, Unit
 
 from .profile import Profile
 
 __all__ = ["TrimError", "Decision", "Trim", "part_members", "trim"]
-
-_LDS_MNEMONICS = frozenset(i.mnemonic for i in TABLE if i.unit is Unit.LDS)
 
 
 class TrimError(GpgpuError):
@@ -172,12 +169,12 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
                              ("SGPRs", profile.max_sgprs, base.sgprs)):
         if need > have:
             raise TrimError(f"the kernels need {need} {what}; the base unit has {have}")
-    kernels_use_ds = bool(set(used) & _LDS_MNEMONICS)
+    kernels_use_ds = bool(set(used) & LDS_MNEMONICS)
     dynamic = [k.name for k in profile.kernels
-               if k.lds_bytes == 0 and set(k.mnemonics) & _LDS_MNEMONICS]
+               if k.lds_bytes == 0 and set(k.mnemonics) & LDS_MNEMONICS]
     if lds_bytes is not None:
         lds, why = lds_bytes, "set by --lds-bytes"
-    elif not wanted & _LDS_MNEMONICS:
+    elif not wanted & LDS_MNEMONICS:
         lds, why = 0, "no kernel uses DS instructions"
     elif not kernels_use_ds:
         lds, why = base.lds_bytes, "kept by --keep"

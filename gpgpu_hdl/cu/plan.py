@@ -40,14 +40,15 @@ from .decode import FORMAT_TAG, AtomicOp, MemKind, Spec, XUnit, decode_entries
 from .salu import SALU_ALU_OPS
 from .valu import _MUL_OPS, _SHIFT32_OPS, _SHIFT64_OPS, _ALIGN_OPS, _BFE_OPS, VALU_INT_OPS
 
-__all__ = ["BuildPlan", "PARTS"]
+__all__ = ["BuildPlan", "PARTS", "LDS_MNEMONICS"]
 
 #: Every part a plan can keep or drop, in report order.
 PARTS = ("salu", "valu", "multiplier", "shifter", "shifter64", "funnel", "smem", "vmem",
          "vmem_atomics", "lds", "lds_atomics", "subdword", "lane_access", "operand_hi",
          "operand2")
 
-_LDS_MNEMONICS = frozenset(i.mnemonic for i in TABLE if i.unit is Unit.LDS)
+#: The DS (LDS) instructions of the table: they leave a profile when the unit has no LDS.
+LDS_MNEMONICS = frozenset(i.mnemonic for i in TABLE if i.unit is Unit.LDS)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class BuildPlan:
         """The plan for the mnemonics ``profile`` on a unit with ``lds_bytes`` of LDS."""
         wanted = frozenset(profile)
         if lds_bytes == 0:
-            wanted -= _LDS_MNEMONICS
+            wanted -= LDS_MNEMONICS
         entries = decode_entries(wanted)
         by_name: dict[str, list[dict]] = {}
         for info in TABLE:
