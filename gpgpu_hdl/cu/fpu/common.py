@@ -115,7 +115,7 @@ class FpSubUnit(wiring.Component):
         sig = Signal(name=name)
         members = self._members(names)
         if members:
-            m.d.comb += sig.eq(self.op.matches(*members))
+            m.d.comb += sig.eq(self.op.as_value().matches(*members))
         return sig
 
 
