@@ -53,12 +53,18 @@ Multiply-add
     ``v_mullit``) treat ``0 * anything`` (even inf or NaN) as +0.
 Transcendentals
     Each has one model function here (see ``*_f32``/``*_f64`` below), which a later FP32
-    hardware model can replace. The model evaluates the function in binary64 from the
-    (flushed) binary32 input and rounds once to binary32. ``v_rcp_f32`` and ``v_sqrt_f32``
-    are therefore correctly rounded; ``v_rsq_f32``, ``v_exp_f32`` (2^x), ``v_log_f32``
-    (log2 x), ``v_sin_f32`` and ``v_cos_f32`` (argument in revolutions: sin(2*pi*x)) are
-    correctly rounded except when the exact result lies within about 2^-28 ulp of a rounding
-    boundary (error <= 0.5 ulp + 2^-28 ulp; these rare cases follow the host libm).
+    hardware model can replace. ``v_rcp_f32`` and ``v_sqrt_f32`` evaluate the function in
+    binary64 from the (flushed) binary32 input and round once to binary32, so they are
+    correctly rounded. ``v_rsq_f32`` is correctly rounded too, exactly, as the FP32 hardware
+    computes it (a binary64 estimate, and an integer square root deciding the rounding
+    wherever the estimate is within a few binary64 ulps of a rounding boundary).
+    ``v_exp_f32`` (2^x) is the FP32 hardware's shift-and-add algorithm in integer arithmetic
+    (:func:`exp2_f32`): relative error below 2^-46 before one rounding, so within
+    0.5 ulp + 2^-22 ulp and correctly rounded unless 2^x is that close to a rounding boundary.
+    ``v_log_f32`` (log2 x), ``v_sin_f32`` and ``v_cos_f32`` (argument in revolutions:
+    sin(2*pi*x)) are evaluated in binary64 and rounded once: correctly rounded except when
+    the exact result lies within about 2^-28 ulp of a rounding boundary (error <= 0.5 ulp +
+    2^-28 ulp; these rare cases follow the host libm).
     ``v_rcp_f64``, ``v_sqrt_f64`` and ``v_rsq_f64`` are correctly rounded. Real SI silicon
     is only accurate to about 1 ulp, so bit-exact agreement with it is not a goal.
 Division helpers
@@ -84,6 +90,7 @@ Other definitions
 
 from __future__ import annotations
 
+import decimal
 import math
 from fractions import Fraction
 
@@ -385,9 +392,76 @@ def rcp_f32(x: np.ndarray) -> np.ndarray:
     return (1.0 / x.astype(np.float64)).astype(np.float32)
 
 
+_LOW29 = np.array(0x1FFFFFFF, _U64)
+_HALF29 = 1 << 28                    # the low 29 binary64 mantissa bits of a binary32 midpoint
+_RSQ_MARGIN = 4                      # binary64 ulps the estimate may be off (it is off < 2)
+_RSQ_K = 40                          # 2**K / sqrt(sig) has at least 28 bits for sig < 2**25
+
+
+def _rsq_f32_exact(bits: int) -> int:
+    """Correctly rounded binary32 1/sqrt(x) of a positive finite binary32 ``x``, exactly.
+
+    Integer arithmetic only: with ``x = sig * 2**e`` (``e`` made even), the truncated root
+    ``y = isqrt(2**(2K) // sig) = floor(2**K / sqrt(sig))`` has at least 28 bits, it is exact
+    when ``y*y*sig == 2**(2K)``, and ``y`` with that sticky bit is rounded to 24 bits (nearest
+    even). The result is always a normal number (``2**-64 <= 1/sqrt(x) < 2**75``).
+
+    Parameters
+    ----------
+    bits : int
+        The binary32 pattern of ``x``, ``0 < x < inf`` (a denormal is not flushed here).
+
+    Returns
+    -------
+    int
+        The binary32 pattern of the result.
+    """
+    exp, mant = bits >> 23 & 0xFF, bits & 0x7FFFFF
+    if not 0 < bits < 0x7F800000:
+        raise ValueError(f"_rsq_f32_exact needs a positive finite nonzero input, not {bits:#x}")
+    sig, e = (mant | 1 << 23, exp - 150) if exp else (mant, -149)
+    if e & 1:
+        sig, e = sig << 1, e - 1
+    y = math.isqrt((1 << 2 * _RSQ_K) // sig)          # floor(sqrt(floor(a/b))) = floor(sqrt(a/b))
+    inexact = y * y * sig != 1 << 2 * _RSQ_K
+    shift = y.bit_length() - 24
+    keep, rest = y >> shift, y & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    if rest > half or (rest == half and (inexact or keep & 1)):
+        keep += 1
+    scale = shift - e // 2 - _RSQ_K                    # result = keep * 2**scale
+    if keep >> 24:
+        keep, scale = keep >> 1, scale + 1
+    return (scale + 150) << 23 | (keep & 0x7FFFFF)
+
+
 def rsq_f32(x: np.ndarray) -> np.ndarray:
-    """``v_rsq_f32`` model: 1/sqrt(x) from binary64 (x < 0: NaN, ±0: ±inf, +inf: +0)."""
-    return (1.0 / np.sqrt(x.astype(np.float64))).astype(np.float32)
+    """``v_rsq_f32`` model: 1/sqrt(x) correctly rounded (x < 0: NaN, ±0: ±inf, +inf: +0).
+
+    ``r = RN64(1 / RN64(sqrt(x)))`` is within 2 binary64 ulps of the exact value, so rounding
+    it to binary32 is correct unless a binary32 midpoint (low 29 binary64 mantissa bits
+    ``2**28``) lies within that distance; those rare lanes are computed exactly by
+    :func:`_rsq_f32_exact`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        ``float32`` input, already flushed as the instruction requires.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float32`` results.
+    """
+    r = 1.0 / np.sqrt(x.astype(np.float64))
+    out = r.astype(np.float32)
+    low = (r.view(np.uint64) & _LOW29).astype(np.int64) - _HALF29
+    unsure = np.flatnonzero((np.abs(low) <= _RSQ_MARGIN) & (x > 0) & (x < np.inf))
+    if unsure.size:
+        bits = out.view(np.uint32)
+        for i in unsure:
+            bits[i] = _rsq_f32_exact(int(x[i:i + 1].view(np.uint32)[0]))
+    return out
 
 
 def sqrt_f32(x: np.ndarray) -> np.ndarray:
@@ -395,10 +469,79 @@ def sqrt_f32(x: np.ndarray) -> np.ndarray:
     return np.sqrt(x.astype(np.float64)).astype(np.float32)
 
 
+_EXP_F = 52                          # fraction bits of the reduced argument
+_EXP_G = 54                          # fraction bits of the product
+_EXP_STEPS = 48                      # factors (1 + 2**-k), k = 1..48
+
+
+def _log2_table(frac_bits: int, steps: int) -> tuple[int, ...]:
+    """``round(log2(1 + 2**-k) * 2**frac_bits)`` (nearest even) for k = 1..steps."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        ln2 = decimal.Decimal(2).ln()
+        scale = decimal.Decimal(2) ** frac_bits
+        return tuple(int(((1 + decimal.Decimal(2) ** -k).ln() / ln2 * scale)
+                         .to_integral_value(decimal.ROUND_HALF_EVEN))
+                     for k in range(1, steps + 1))
+
+
+#: log2(1 + 2**-k) in units of 2**-52, k = 1..48: the constants of v_exp_f32.
+_EXP_TABLE: tuple[int, ...] = _log2_table(_EXP_F, _EXP_STEPS)
+
+
 def exp2_f32(x: np.ndarray) -> np.ndarray:
-    """``v_exp_f32`` model: 2^x from binary64, +0 for x < -126 (never a denormal)."""
+    """``v_exp_f32`` model: 2^x by the FP32 hardware's shift-and-add algorithm.
+
+    +0 for x < -126 (never a denormal), +inf for x >= 128, NaN for NaN. Otherwise, with
+    ``X = floor(x * 2**52) = i * 2**52 + r`` (``0 <= r < 2**52``, exact in binary64: a
+    non-integer ``x * 2**52`` is below 2**24), the greedy digit recurrence
+
+    .. code::
+
+        Y = 2**54
+        for k in 1..48:
+            if r >= _EXP_TABLE[k - 1]: r -= _EXP_TABLE[k - 1]; Y += Y >> k
+
+    leaves ``Y * 2**-54`` = 2^(x - i) times a relative error below 2^-46 (input truncation
+    ln2 * 2^-52, final remainder r < 24 * 2^-52, the 48 rounded constants 48 * 2^-53 in the
+    exponent, the truncated shifts 48 * 2^-54), and ``Y * 2**(i - 54)`` is rounded once to
+    binary32 (nearest even): within 0.5 + 2^-22 ulp of 2^x, correctly rounded unless 2^x is
+    that close to a rounding boundary.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        ``float32`` input, flushed per MODE.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float32`` results.
+    """
     x64 = x.astype(np.float64)
-    return np.where(x64 < -126.0, 0.0, np.exp2(x64)).astype(np.float32)
+    ok = (x64 >= -126.0) & (x64 < 128.0)
+    big = np.floor(np.where(ok, x64, 0.0) * 2.0 ** _EXP_F).astype(np.int64)
+    i = big >> _EXP_F
+    r = big & ((1 << _EXP_F) - 1)
+    y = np.full(x.shape, 1 << _EXP_G, np.int64)
+    for k, c in enumerate(_EXP_TABLE, start=1):
+        take = r >= c
+        r = np.where(take, r - c, r)
+        y = np.where(take, y + (y >> k), y)
+    # round y * 2**(i - 54), y in [2**54, 2**55), to 24 bits
+    drop = _EXP_G - 23
+    keep = y >> drop
+    rest = y & ((1 << drop) - 1)
+    half = 1 << (drop - 1)
+    keep = keep + ((rest > half) | ((rest == half) & ((keep & 1) == 1)))
+    carry = keep >> 24
+    biased = i + 127 + carry
+    bits = (biased << 23 | ((keep >> carry) & 0x7FFFFF)).astype(np.uint32)
+    bits = np.where(biased >= 255, np.uint32(0x7F800000), bits)
+    bits = np.where(x64 >= 128.0, np.uint32(0x7F800000), bits)
+    bits = np.where(ok | (x64 >= 128.0), bits, np.uint32(0))
+    bits = np.where(np.isnan(x64), _NAN32, bits)
+    return bits.astype(np.uint32).view(np.float32)
 
 
 def log2_f32(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,516 @@
+# amaranth: UnusedElaboratable=no
+"""The FP32 divide / square-root / exp sub-unit (:mod:`gpgpu_hdl.cu.fpu.trans`) against the
+golden model; the ``v_rsq_f32`` model (:func:`gpgpu_hdl.emu.fp.rsq_f32`) against exact rational
+arithmetic and the ``v_exp_f32`` model (:func:`gpgpu_hdl.emu.fp.exp2_f32`) against its error
+bound.
+
+The unit built with every op runs one simulation over all vectors (ops interleaved), one
+operation at a time (``start``, then wait for ``done``); each result is compared with
+:data:`VALU_OPS` evaluated on the same operands and MODE, 64 lanes per call. Operands: f32
+corners (signed zeros, ones, infinities, quiet and signalling NaNs, the smallest and largest
+denormals, the normal range ends, powers of two, significands 1.0 and 1.11...1, values with
+exact results, values near 2^126/2^127/2^-126 where ``1/x`` becomes denormal or overflows,
+the hardest ``rsq`` rounding case, the ends of exp's range) under the four f32 FP_DENORM
+settings, plus seeded random bit patterns and random floats; the division helpers also get
+operand pairs at each of their thresholds. Smaller builds (one op family each) run a sample.
+The timing contract (``done``, :attr:`~FpTrans.latency`, stable outputs) is checked cycle by
+cycle on a few vectors.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import random
+import struct
+from fractions import Fraction
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from amaranth.back import rtlil
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.sim import Simulator
+
+from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF, fp_member
+from gpgpu_hdl.cu.fpu.trans import EXP_TABLE, TRANS_NOT_BUILT, FpTrans
+from gpgpu_hdl.emu import fp
+from gpgpu_hdl.emu.context import WAVE_SIZE, FpMode, LaneContext
+from gpgpu_hdl.emu.valu_ops import VALU_OPS
+
+M32 = 0xFFFF_FFFF
+
+
+def f32(x: float) -> int:
+    """The bits of ``x`` rounded to binary32."""
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def value(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+#: MODE with f32 FP_DENORM 0 (flush in and out), 1 (flush out), 2 (flush in), 3 (preserve).
+MODES = tuple(0x3C0 | d << 4 for d in range(4))
+
+RCP_OPS = ("v_rcp_f32", "v_rcp_iflag_f32", "v_rcp_clamp_f32", "v_rcp_legacy_f32")
+SQRT_OPS = ("v_sqrt_f32",)
+RSQ_OPS = ("v_rsq_f32", "v_rsq_clamp_f32", "v_rsq_legacy_f32")
+EXP_OPS = ("v_exp_f32",)
+UNARY_OPS = RCP_OPS + SQRT_OPS + RSQ_OPS + EXP_OPS
+DIV_OPS = ("v_div_scale_f32", "v_div_fixup_f32")
+#: The op of each family run on every corner in every mode; the others get fewer vectors.
+MAIN_OPS = ("v_rcp_f32", "v_sqrt_f32", "v_rsq_f32", "v_exp_f32")
+
+#: Hardest v_rsq_f32 input: 1/sqrt(x) is 2^-29 binary32 ulp from a rounding boundary (the only
+#: significand, over both exponent parities, whose binary64 estimate is within 4 binary64 ulps
+#: of a binary32 midpoint; found by an exhaustive search).
+RSQ_HARD = 0x403A_18E3
+
+#: f32 corner operands of the unary ops.
+CORNERS = (
+    0x0000_0000, 0x8000_0000, f32(1.0), f32(-1.0), 0x7F80_0000, 0xFF80_0000,
+    0x7FC0_0000, 0xFFC0_0001, 0x7F80_0001, 0x7FBF_FFFF,                          # NaNs
+    0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0040_0000, 0x0000_0003,  # denormals
+    0x0020_0000, 0x001F_FFFF, 0x0020_0001, 0x0010_0000, 0x0030_0000,             # 1/x near 2^128
+    0x0080_0000, 0x8080_0000, 0x0080_0001, 0x7F7F_FFFF, 0xFF7F_FFFF,             # normal ends
+    f32(2.0), f32(4.0), f32(0.5), f32(0.25), f32(16.0), f32(1 / 16), f32(2.0 ** 100),
+    f32(2.25), f32(9.0), f32(0.0625 * 9), f32(3.0), f32(5.0), f32(7.0), f32(10.0), f32(0.1),
+    f32(1 / 3), f32(-2.0), f32(-0.1),
+    0x3FFF_FFFF, 0x3F7F_FFFF, 0x3F80_0001, 0x407F_FFFF, 0x4080_0001,             # 1.0, 1.11..1
+    0x7E80_0000, 0x7E7F_FFFF, 0x7E80_0001, 0x7F00_0000, 0x7EFF_FFFF, 0x7F00_0001,  # 2^126, 2^127
+    0x7F40_0000, 0x7E00_0000, 0x7EC0_0000, 0xFE80_0001, 0x0100_0000, 0x0180_0000,
+    RSQ_HARD, RSQ_HARD - (2 << 23), RSQ_HARD + (40 << 23), 0x407F_FFFE,
+    f32(-126.0), f32(-126.5), f32(128.0), 0x42FF_FFFF, 0xC2FC_0001, 0xC2FB_FFFF,   # exp range
+    f32(127.5), f32(-125.75), f32(2.0 ** -30), f32(-(2.0 ** -30)), f32(-(2.0 ** -60)),
+    f32(100.5), f32(-0.75), 0x3F7F_FFFF ^ 0x8000_0000, f32(1e-7),
+)
+
+
+class Vector(NamedTuple):
+    """One set of sub-unit inputs."""
+
+    name: str
+    src0: int
+    src1: int
+    src2: int
+    mode: int
+
+    def describe(self) -> str:
+        m = FpMode(self.mode)
+        return (f"{self.name} src0={self.src0:#010x} src1={self.src1:#010x} "
+                f"src2={self.src2:#010x} mode={self.mode:#x}(flush_in={int(m.flush_in_f32)} "
+                f"flush_out={int(m.flush_out_f32)})")
+
+
+# --- operands -------------------------------------------------------------------------------
+
+def random_f32(rng: random.Random) -> int:
+    """A random operand: a bit pattern, a denormal, a NaN/inf, a float of moderate range, or a
+    float at the ends of the exponent range (where 1/x is denormal or overflows)."""
+    kind = rng.randrange(8)
+    sign = rng.getrandbits(1) << 31
+    if kind == 0:
+        return rng.getrandbits(32)
+    if kind == 1:
+        return sign | rng.getrandbits(23)                                   # denormal (or 0)
+    if kind == 2:
+        return sign | 0x7F80_0000 | rng.getrandbits(23) * rng.getrandbits(1)   # inf/NaN
+    if kind == 3:
+        return sign | rng.choice((rng.randrange(250, 255), rng.randrange(1, 4))) << 23 \
+            | rng.getrandbits(23)
+    return f32(rng.uniform(0.5, 2.0) * 2.0 ** rng.randrange(-40, 40)) | sign
+
+
+def random_exp_arg(rng: random.Random) -> int:
+    """A random v_exp_f32 operand: mostly in its range [-126, 128), some near integers or
+    tiny, some anything."""
+    kind = rng.randrange(6)
+    if kind == 0:
+        return random_f32(rng)
+    if kind == 1:
+        return f32(rng.uniform(-1, 1) * 2.0 ** -rng.randrange(0, 60))
+    if kind == 2:
+        return f32(rng.randrange(-126, 128) + rng.choice((1, -1)) * 2.0 ** -rng.randrange(1, 24))
+    return f32(rng.uniform(-126.5, 128.5))
+
+
+def unary_cases(name: str, n_random: int) -> list[Vector]:
+    """Corners in every mode (the main op of a family) or in two modes, then random operands in
+    random modes; junk in the unused sources."""
+    rng = random.Random(name)
+    modes = MODES if name in MAIN_OPS else MODES[::3]
+    vectors = [Vector(name, x, rng.getrandbits(32), rng.getrandbits(32), mode)
+               for x in CORNERS for mode in modes]
+    if name in SQRT_OPS + RSQ_OPS:
+        # roots of positive values are the interesting ones
+        vectors += [Vector(name, x & 0x7FFF_FFFF, 0, 0, rng.choice(MODES)) for x in CORNERS]
+    for _ in range(n_random):
+        if name in EXP_OPS:
+            x = random_exp_arg(rng)
+        else:
+            x = random_f32(rng)
+            if name not in RCP_OPS and rng.randrange(4):
+                x &= 0x7FFF_FFFF
+        vectors.append(Vector(name, x, rng.getrandbits(32), rng.getrandbits(32),
+                              rng.choice(MODES)))
+    return vectors
+
+
+def _with_exp(bits: int, delta: int) -> int | None:
+    """``bits`` times 2**delta if that is exact and a finite nonzero f32, else None."""
+    x = value(bits) * 2.0 ** delta
+    if x == 0 or abs(x) > 3.4e38 or value(f32(x)) != x:
+        return None
+    return f32(x)
+
+
+def threshold_pairs(rng: random.Random) -> list[tuple[int, int]]:
+    """(d, n) pairs at the thresholds of v_div_scale/v_div_fixup: exponent difference 96,
+    |d| = 2^126, n/d = 2^-126, |n| = 2^-103, n/d = 2^-150 (with neighbours on both sides)."""
+    pairs = []
+    for _ in range(24):
+        d = rng.getrandbits(32) & 0x7FFF_FFFF
+        if not 0 < d < 0x7F80_0000:
+            continue
+        for delta in (-96, -95, -97, -126, -150, -149, 96):
+            n = _with_exp(d, delta)
+            if n is None:
+                continue
+            for nn in (n, n + 1, n - 1, n ^ 0x8000_0000):
+                if 0 < nn & 0x7FFF_FFFF < 0x7F80_0000:
+                    pairs.append((d | rng.getrandbits(1) << 31, nn))
+    for d in (0x7E80_0000, 0x7E80_0001, 0x7E7F_FFFF, 0xFE80_0001):
+        pairs += [(d, random_f32(rng)) for _ in range(6)] + [(d, d - (126 << 23))]
+    for n in (0x0C00_0000, 0x0BFF_FFFF, 0x0C00_0001, 0x8BFF_FFFF):
+        pairs += [(random_f32(rng), n) for _ in range(6)]
+    return pairs
+
+
+DIV_CORNERS = (0x0000_0000, 0x8000_0000, f32(1.0), f32(-3.0), 0x7F80_0000, 0xFF80_0000,
+               0x7FC0_0000, 0x7F80_0001, 0x0000_0001, 0x807F_FFFF, 0x0080_0000, 0x7F7F_FFFF,
+               0x7E80_0001, 0x0C00_0000, f32(2.0 ** -60), f32(2.0 ** 60))
+
+
+def div_cases(name: str, n_random: int) -> list[Vector]:
+    """(S0, d, n) triples: S0 equal to d, to n, or unrelated (v_div_scale), or a quotient
+    estimate (v_div_fixup); corners crossed, thresholds, random."""
+    rng = random.Random(name)
+    pairs = [(d, n) for d in DIV_CORNERS for n in DIV_CORNERS]
+    pairs += threshold_pairs(rng)
+    pairs += [(random_f32(rng), random_f32(rng)) for _ in range(n_random)]
+    vectors = []
+    for d, n in pairs:
+        if name == "v_div_scale_f32":
+            s0 = rng.choice((d, n, d, n, random_f32(rng)))
+        else:
+            q = value(n) / value(d) if value(d) not in (0.0,) else 0.0
+            s0 = rng.choice((f32(q) if not math.isnan(q) and abs(q) < 3e38 else 0,
+                             random_f32(rng), rng.choice(DIV_CORNERS)))
+        vectors.append(Vector(name, s0, d, n, rng.choice(MODES)))
+    return vectors
+
+
+# --- the golden model -------------------------------------------------------------------------
+
+def golden(vectors: list[Vector]) -> list[tuple[int, int]]:
+    """(result, flag) of the golden model per vector (flag: v_div_scale's VCC bit, else 0),
+    evaluated 64 lanes per call, grouped by op and MODE."""
+    out: list[tuple[int, int] | None] = [None] * len(vectors)
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, v in enumerate(vectors):
+        groups.setdefault((v.name, v.mode), []).append(i)
+    for (name, mode), indices in groups.items():
+        fn, n = VALU_OPS[name], (3 if name in DIV_OPS else 1)
+        ctx = LaneContext(mode=FpMode(mode))
+        for start in range(0, len(indices), WAVE_SIZE):
+            chunk = indices[start:start + WAVE_SIZE]
+            padded = chunk + [chunk[0]] * (WAVE_SIZE - len(chunk))
+            srcs = [np.array([vectors[i][1 + k] for i in padded], np.uint32) for k in range(n)]
+            with np.errstate(all="ignore"):         # as the emulator's machine runs them
+                res = fn(ctx, *srcs)
+            values, flags = res if isinstance(res, tuple) else (res, np.zeros(WAVE_SIZE, bool))
+            for i, v, f in zip(chunk, values, flags, strict=False):
+                out[i] = (int(v), int(f))
+    return out
+
+
+# --- the simulation ---------------------------------------------------------------------------
+
+def _wrap(unit):
+    """``unit`` in a module with a cycle counter ``age`` (1 in the cycle after ``start``)."""
+    m = Module()
+    m.submodules.unit = unit
+    age = Signal(range(64), name="age")
+    m.d.sync += age.eq(Mux(unit.start, 1, age + (age < 63)))
+    return m, age
+
+
+def _inputs(unit):
+    return Cat(unit.start, unit.op, unit.src0, unit.src1, unit.src2, unit.cin,
+               unit.flush_in, unit.flush_out, unit.ieee)
+
+
+def _packed(unit, v: Vector, start: int = 1) -> int:
+    m = FpMode(v.mode)
+    w = len(unit.op.as_value())
+    return start | fp_member(v.name).value << 1 | (
+        v.src0 | v.src1 << 32 | v.src2 << 64 | m.flush_in_f32 << 97 | m.flush_out_f32 << 98
+        | m.ieee << 99) << (w + 1)
+
+
+def simulate(unit, vectors: list[Vector]) -> list[tuple[int, int]]:
+    """(result, flag) of ``unit`` per vector, run one after the other: ``start`` for a cycle,
+    then the inputs held until ``done`` (which must come within :attr:`latency` cycles)."""
+    top, age = _wrap(unit)
+    inputs, latency = _inputs(unit), unit.latency
+    got = []
+
+    async def testbench(ctx):
+        for v in vectors:
+            ctx.set(inputs, _packed(unit, v))
+            await ctx.tick()
+            ctx.set(unit.start, 0)
+            if not ctx.get(unit.done):
+                await ctx.tick().until(unit.done | (age > latency))
+            assert ctx.get(unit.done), f"no done within {latency} cycles: {v.describe()}"
+            got.append((ctx.get(unit.result), ctx.get(unit.flag)))
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    return got
+
+
+def check(vectors: list[Vector], got: list[tuple[int, int]]) -> None:
+    """Assert ``got`` equals the golden model on every vector; the message lists up to 8
+    failures with op, operands, MODE, got and expected."""
+    want = golden(vectors)
+    assert len(got) == len(vectors) == len(want) > 0
+    bad = [f"{v.describe()}: got=({g[0]:#010x}, {g[1]}) want=({w[0]:#010x}, {w[1]})"
+           for v, g, w in zip(vectors, got, want, strict=True) if g != w]
+    assert not bad, f"{len(bad)}/{len(vectors)} wrong:\n" + "\n".join(bad[:8])
+
+
+def cases(name: str, scale: int = 1) -> list[Vector]:
+    if name in DIV_OPS:
+        return div_cases(name, 1500 * scale)
+    return unary_cases(name, (600 if name in MAIN_OPS else 60) * scale)
+
+
+@pytest.fixture(scope="module")
+def full_results():
+    """Every op's vectors through the unit built with all ops, interleaved."""
+    vectors = [v for name in FpTrans.OPS for v in cases(name)]
+    random.Random(0).shuffle(vectors)
+    got = simulate(FpTrans(), vectors)
+    results: dict[str, tuple[list[Vector], list]] = {}
+    for v, g in zip(vectors, got, strict=True):
+        entry = results.setdefault(v.name, ([], []))
+        entry[0].append(v)
+        entry[1].append(g)
+    return results
+
+
+# --- every op against the golden model ----------------------------------------------------------
+
+def test_ops_cover_the_trans_subunit():
+    trans = [n for n in FP_OPS if SUBUNIT_OF[n] == "trans"]
+    assert sorted(FpTrans.OPS) == sorted(UNARY_OPS + DIV_OPS)
+    assert sorted(FpTrans.OPS + TRANS_NOT_BUILT) == sorted(trans)
+    assert set(TRANS_NOT_BUILT) == {"v_log_f32", "v_log_clamp_f32", "v_sin_f32", "v_cos_f32"}
+
+
+@pytest.mark.parametrize("name", UNARY_OPS + DIV_OPS)
+def test_op_matches_golden(name, full_results):
+    vectors, got = full_results[name]
+    assert len(vectors) > 100
+    check(vectors, got)
+
+
+@pytest.mark.parametrize("ops", [
+    ("v_rcp_f32",), ("v_rcp_legacy_f32", "v_rcp_clamp_f32"), ("v_sqrt_f32",),
+    ("v_rsq_legacy_f32",), ("v_sqrt_f32", "v_rcp_f32"), DIV_OPS, ("v_div_fixup_f32",),
+    EXP_OPS, ("v_exp_f32", "v_div_scale_f32")])
+def test_partial_builds_match_golden(ops):
+    """Smaller builds (narrower registers, no root datapath, no recurrence) on a sample."""
+    rng = random.Random(repr(ops))
+    vectors = [v for name in ops for v in rng.sample(cases(name), 40)]
+    check(vectors, simulate(FpTrans(ops=ops), vectors))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["rcp", "sqrt", "rsq", "exp", "div"])
+def test_random_slow(family):
+    ops = {"rcp": RCP_OPS, "sqrt": SQRT_OPS, "rsq": RSQ_OPS, "exp": EXP_OPS,
+           "div": DIV_OPS}[family]
+    vectors = [v for name in ops for v in cases(name, 20 if name in MAIN_OPS + DIV_OPS else 40)]
+    check(vectors, simulate(FpTrans(ops=ops), vectors))
+
+
+# --- construction, structure, timing -------------------------------------------------------------
+
+def test_constructor_errors():
+    with pytest.raises(ValueError, match="string"):
+        FpTrans(ops="v_rcp_f32")
+    with pytest.raises(ValueError, match="v_log_f32"):
+        FpTrans(ops=["v_rcp_f32", "v_log_f32"])
+    with pytest.raises(ValueError, match="v_add_f32"):
+        FpTrans(ops=["v_add_f32"])
+    assert FpTrans().ops == frozenset(FpTrans.OPS)
+
+
+@pytest.mark.parametrize(("ops", "latency", "frac", "width"), [
+    (None, 50, 48, 52), (RCP_OPS, 28, 23, 25), (("v_sqrt_f32", "v_rcp_f32"), 28, 26, 30),
+    (("v_rsq_f32",), 28, 48, 52), (DIV_OPS, 1, 0, 0), ((), 1, 0, 0), (EXP_OPS, 50, 0, 0)])
+def test_only_the_needed_hardware_is_built(ops, latency, frac, width):
+    unit = FpTrans() if ops is None else FpTrans(ops=ops)
+    assert (unit.latency, unit.fraction_bits, unit.width) == (latency, frac, width)
+    text = rtlil.convert(unit, name="top")
+    assert ("rho" in text) == (width > 0)
+    assert ("h3" in text) == any(n in unit.ops for n in SQRT_OPS + RSQ_OPS)
+    assert ("ds_k" in text) == ("v_div_scale_f32" in unit.ops)
+    assert ("df_value" in text) == ("v_div_fixup_f32" in unit.ops)
+    assert ("exp_y" in text) == ("v_exp_f32" in unit.ops)
+    if width:
+        assert f"wire width {width} \\rho" in text
+
+
+def test_timing_contract():
+    """``done`` falls after a ``start`` that iterates, rises after exactly 28 cycles (exp: 50;
+    1 for a special operand or a division helper), then holds with stable outputs until the
+    next ``start``; ``flag`` is 0 except for v_div_scale."""
+    unit = FpTrans()
+    vectors = [Vector("v_rcp_f32", f32(3.0), 0, 0, MODES[3]),
+               Vector("v_div_scale_f32", f32(1e-35), f32(1e-35), f32(2.0 ** 100), MODES[3]),
+               Vector("v_sqrt_f32", f32(2.0), 0, 0, MODES[0]),
+               Vector("v_rsq_f32", 0, 0, 0, MODES[0]),
+               Vector("v_rsq_clamp_f32", f32(0.1), 0, 0, MODES[3]),
+               Vector("v_div_fixup_f32", f32(0.5), f32(2.0), f32(1.0), MODES[3]),
+               Vector("v_rcp_legacy_f32", 0x7F7F_FFFF, 0, 0, MODES[2]),
+               Vector("v_exp_f32", f32(-3.3), 0, 0, MODES[3]),
+               Vector("v_exp_f32", f32(-127.0), 0, 0, MODES[3])]
+    expected_cycles = [28, 1, 28, 1, 28, 1, 28, 50, 1]
+    trace = []
+
+    async def testbench(ctx):
+        for v in vectors:
+            ctx.set(_inputs(unit), _packed(unit, v))
+            await ctx.tick()
+            ctx.set(unit.start, 0)
+            cycles = 1
+            while not ctx.get(unit.done) and cycles < 60:
+                await ctx.tick()
+                cycles += 1
+            outputs = (ctx.get(unit.result), ctx.get(unit.flag))
+            for _ in range(3):                          # held until the next start
+                await ctx.tick()
+                assert ctx.get(unit.done) and (ctx.get(unit.result), ctx.get(unit.flag)) \
+                    == outputs, v.describe()
+            trace.append((cycles, outputs))
+
+    sim = Simulator(unit)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert [c for c, _ in trace] == expected_cycles
+    assert max(expected_cycles) == unit.latency
+    want = golden(vectors)
+    assert [o for _, o in trace] == want
+    assert [f for _, f in want] == [0, 1, 0, 0, 0, 0, 0, 0, 0]
+
+
+# --- the exact v_rsq_f32 model ----------------------------------------------------------------
+
+def rsq_reference(bits: int) -> int:
+    """Correctly rounded binary32 1/sqrt(x) by exact rational comparisons: the binary32 ``c``
+    whose two neighbouring midpoints ``mu`` satisfy ``mu_lo**2 * x <= 1 <= mu_hi**2 * x``."""
+    x = Fraction(value(bits))
+    c = f32(1 / math.sqrt(value(bits)))
+    while True:
+        up, down = Fraction(value(c + 1)), Fraction(value(c - 1))
+        here = Fraction(value(c))
+        if ((here + up) / 2) ** 2 * x < 1:
+            c += 1
+        elif ((here + down) / 2) ** 2 * x > 1:
+            c -= 1
+        else:
+            return c
+
+
+def test_rsq_model_is_correctly_rounded():
+    rng = random.Random(11)
+    xs = [rng.randrange(0x0080_0000, 0x7F80_0000) for _ in range(4000)]
+    xs += [rng.randrange(1, 0x0080_0000) for _ in range(200)]        # denormals (not flushed)
+    xs += [0x0080_0000, 0x7F7F_FFFF, f32(4.0), f32(0.25), 1, 0x007F_FFFF, RSQ_HARD,
+           RSQ_HARD + (2 << 23), 0x407F_FFFE, 0x3F80_0001]
+    want = [rsq_reference(b) for b in xs]
+    assert [fp._rsq_f32_exact(b) for b in xs] == want
+    arr = np.array(xs, np.uint32).view(np.float32)
+    got = [int(b) for i in range(0, len(xs), WAVE_SIZE)
+           for b in fp.rsq_f32(arr[i:i + WAVE_SIZE]).view(np.uint32)]
+    assert got == want
+
+
+def test_rsq_model_decides_the_hard_case_exactly():
+    """The binary64 estimate of RSQ_HARD is within a binary64 ulp of a binary32 midpoint, so
+    :func:`fp.rsq_f32` must take the exact path; its answer is the exact one."""
+    r = 1 / math.sqrt(value(RSQ_HARD))
+    low = struct.unpack("<Q", struct.pack("<d", r))[0] & ((1 << 29) - 1)
+    assert abs(low - (1 << 28)) <= 1
+    x = np.array([RSQ_HARD, RSQ_HARD - (2 << 23)], np.uint32).view(np.float32)
+    got = [int(b) for b in fp.rsq_f32(x).view(np.uint32)]
+    assert got == [rsq_reference(RSQ_HARD), rsq_reference(RSQ_HARD - (2 << 23))]
+    assert got[1] == got[0] + (1 << 23)                # x / 4: the result doubles exactly
+
+
+def test_rsq_model_special_values():
+    x = np.array([0, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, f32(-1.0), 0x7FC0_0000],
+                 np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        got = fp.rsq_f32(x)
+    assert got.view(np.uint32)[:3].tolist() == [0x7F80_0000, 0xFF80_0000, 0]
+    assert np.isnan(got[3:]).all()
+    with pytest.raises(ValueError):
+        fp._rsq_f32_exact(0)
+
+
+# --- the v_exp_f32 model ----------------------------------------------------------------------
+
+def test_exp_tables_agree():
+    """The hardware's ROM and the model's constants, computed independently, are equal."""
+    assert EXP_TABLE == fp._EXP_TABLE and len(EXP_TABLE) == 48
+
+
+def test_exp_model_error_bound():
+    """Within 0.5 + 2^-22 ulp of 2^x (the documented bound), exact on integers, and equal to
+    the correctly rounded binary64 evaluation (the former model) on these inputs."""
+    rng = random.Random(13)
+    xs = [random_exp_arg(rng) for _ in range(3000)] + [f32(float(i)) for i in range(-126, 128)]
+    xs = [b for b in xs if -126 <= value(b) < 128]
+    arr = np.array(xs, np.uint32).view(np.float32)
+    got = [int(b) for i in range(0, len(xs), WAVE_SIZE)
+           for b in fp.exp2_f32(arr[i:i + WAVE_SIZE]).view(np.uint32)]
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        ln2 = decimal.Decimal(2).ln()
+        slack = decimal.Decimal("0.5") + decimal.Decimal(2) ** -22
+        for b, g in zip(xs, got, strict=True):
+            exact = (decimal.Decimal(value(b)) * ln2).exp()
+            ulp = decimal.Decimal(2) ** ((g >> 23) - 150)
+            assert abs(decimal.Decimal(value(g)) - exact) <= slack * ulp, hex(b)
+            if value(b).is_integer():
+                assert value(g) == 2.0 ** value(b), hex(b)
+    with np.errstate(all="ignore"):
+        binary64 = np.exp2(arr.astype(np.float64)).astype(np.float32).view(np.uint32)
+    assert got == [int(b) for b in binary64]
+
+
+def test_exp_model_special_values():
+    x = np.array([0, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, f32(128.0),
+                  0x42FF_FFFF, f32(-126.0), 0xC2FC_0001, 0x8000_0001], np.uint32)
+    got = fp.exp2_f32(x.view(np.float32)).view(np.uint32).tolist()
+    assert got == [f32(1.0), f32(1.0), 0x7F80_0000, 0, fp.F32_NAN, 0x7F80_0000,
+                   f32(2.0 ** value(0x42FF_FFFF)), 0x0080_0000, 0, f32(1.0)]
+    assert got[6] == 0x7F7F_FFA7                 # 2^(128 - 2^-17): finite
