@@ -30,6 +30,7 @@ from ..isa.decoder import INLINE_FLOATS, ScalarCode
 from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
+from .fpu.unit import FpLaneUnit
 from .plan import BuildPlan
 from .salu import ScalarAlu
 from .valu import IntLaneAlu
@@ -244,6 +245,12 @@ class ComputeUnit(wiring.Component):
             alu = IntLaneAlu(ops=plan.valu_ops, shifter=cfg.shifter)
             m.submodules[f"valu{j}"] = alu
             lanes.append(alu)
+        fpus = []
+        if plan.fp_ops:
+            for j in range(L):
+                fpu = FpLaneUnit(ops=plan.fp_ops)
+                m.submodules[f"fpu{j}"] = fpu
+                fpus.append(fpu)
 
         d = self.dispatch
 
@@ -388,8 +395,10 @@ class ComputeUnit(wiring.Component):
         vop3_vdst = ir[0:8]
         vop3_sdst = ir[8:15]
         e32_vdst = ir[17:25]
-        # input/output modifiers (only float operations honour them; the VOP3b form has no
-        # abs/clamp: those bits hold its scalar destination)
+        # input/output modifiers: vector ALU instructions honour abs/neg on every source and
+        # clamp/omod on a float result; the sequencer's own vector moves (VSPEC) do not, so
+        # they trap when one is set. The VOP3b form has no abs/clamp: those bits hold its
+        # scalar destination.
         vop3_mods = Signal()
         mods_a = Cat(_field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
         mods_b = Cat(_field(VOP3B, n, ir) for n in ("omod", "neg"))
@@ -413,8 +422,13 @@ class ComputeUnit(wiring.Component):
             with m.Case(FORMAT_TAG[Format.VOP1]):
                 m.d.comb += [src_code[0].eq(vop_src0), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
             with m.Case(FORMAT_TAG[Format.VOP2]):
+                # the third source: VCC (carry, select), the literal K (v_madmk/madak_f32) or
+                # the old destination (v_mac_*)
                 m.d.comb += [src_code[0].eq(vop_src0), src_code[1].eq(e32_vsrc1),
-                             src_code[2].eq(_VCC_LO), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
+                             src_code[2].eq(Mux(ctl.lit_k, _LITERAL,
+                                                Mux(ctl.acc, Cat(e32_vdst, Const(1, 1)),
+                                                    _VCC_LO))),
+                             vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
                 with m.If(ctl.spec == Spec.V_READLANE):     # VSRC1 names the lane SGPR
                     m.d.comb += src_code[1].eq(ir[9:17])
             with m.Case(FORMAT_TAG[Format.VOPC]):
@@ -422,7 +436,9 @@ class ComputeUnit(wiring.Component):
                              sdst.eq(_VCC_LO)]
             with m.Case(FORMAT_TAG[Format.VOP3]):
                 m.d.comb += [src_code[0].eq(vop3_src0), src_code[1].eq(vop3_src1),
-                             src_code[2].eq(vop3_src2), vdst.eq(vop3_vdst),
+                             src_code[2].eq(Mux(ctl.acc, Cat(vop3_vdst, Const(1, 1)),
+                                                vop3_src2)),
+                             vdst.eq(vop3_vdst),
                              sdst.eq(Mux(ctl.vopc, vop3_vdst, vop3_sdst))]
                 # VOP3 of v_readlane/readfirstlane: the scalar destination is VDST
                 with m.If(ctl.unit == XUnit.VSPEC):
@@ -445,7 +461,7 @@ class ComputeUnit(wiring.Component):
                 m.d.comb += has_lit.eq(w0[0:8] == _LITERAL)
             with m.Case(FORMAT_TAG[Format.VOP1], FORMAT_TAG[Format.VOP2],
                         FORMAT_TAG[Format.VOPC]):
-                m.d.comb += has_lit.eq(vop_src0 == _LITERAL)
+                m.d.comb += has_lit.eq((vop_src0 == _LITERAL) | ctl.lit_k)
         is_setreg_imm = Signal()
         m.d.comb += is_setreg_imm.eq((fmt == FORMAT_TAG[Format.SOPK]) &
                                      (_field(Format.SOPK, "op", w0) == _SETREG_IMM32))
@@ -589,6 +605,25 @@ class ComputeUnit(wiring.Component):
         with m.If(fmt == FORMAT_TAG[Format.SOPK]):
             m.d.comb += salu.b.eq(simm16)
 
+        # VOP3 input modifiers (VOP3b has no abs); the FP units apply them themselves, the
+        # integer ALU gets them here: abs clears and neg flips the sign bit of the operand (bit
+        # 63 of a 64-bit one), as the golden model does for any VOP3 source (v_cndmask_b32
+        # selecting |x| is how LLVM spells a float select with fabs)
+        is_vop3 = Signal()
+        in_abs, in_neg = Signal(3), Signal(3)
+        m.d.comb += is_vop3.eq(fmt == FORMAT_TAG[Format.VOP3])
+        with m.If(is_vop3 & ctl.vop3b):
+            m.d.comb += in_neg.eq(_field(VOP3B, "neg", ir))
+        with m.Elif(is_vop3):
+            m.d.comb += [in_abs.eq(_field(Format.VOP3, "abs", ir)),
+                         in_neg.eq(_field(Format.VOP3, "neg", ir))]
+
+        def int_mod(s, value):
+            top = Mux(src64(s), 63, 31)
+            sign = value.bit_select(top, 1)
+            new = (sign & ~in_abs[s]) ^ in_neg[s]
+            return Mux(src64(s), Cat(value[:63], new), Cat(value[:31], new, value[32:]))
+
         # per-lane VALU operands
         vsrc = [[Signal(64, name=f"vsrc{s}_{j}") for j in range(L)] for s in range(3)]
         for j, alu in enumerate(lanes):
@@ -596,10 +631,26 @@ class ComputeUnit(wiring.Component):
                 from_vgpr = src_code[s][8]
                 m.d.comb += vsrc[s][j].eq(Mux(from_vgpr, Cat(vl[2 * s][j], vl[2 * s + 1][j]),
                                               Cat(sb[2 * s], sb[2 * s + 1])))
-            m.d.comb += [alu.op.eq(ctl.op), alu.src0.eq(vsrc[0][j]), alu.src1.eq(vsrc[1][j]),
-                         alu.src2.eq(vsrc[2][j]),
+            m.d.comb += [alu.op.eq(ctl.op),
+                         *(port.eq(int_mod(s, vsrc[s][j]))
+                           for s, port in enumerate((alu.src0, alu.src1, alu.src2))),
                          alu.cin.eq(c64.bit_select(lane_index(j), 1)),
                          alu.lane.eq(lane_index(j))]
+
+        # per-lane FP32 operands and the VOP3 modifiers (VOP3b has no abs and no clamp)
+        fp_start = Signal()
+        for j, fpu in enumerate(fpus):
+            m.d.comb += [fpu.start.eq(fp_start), fpu.op.eq(ctl.op),
+                         fpu.src0.eq(vsrc[0][j]), fpu.src1.eq(vsrc[1][j]),
+                         fpu.src2.eq(vsrc[2][j]), fpu.cin.eq(vcc.bit_select(lane_index(j), 1)),
+                         fpu.flush_in.eq(~mode[4]), fpu.flush_out.eq(~mode[5]),
+                         fpu.dx10_clamp.eq(mode[8]), fpu.ieee.eq(mode[9])]
+            m.d.comb += [fpu.abs.eq(in_abs), fpu.neg.eq(in_neg)]
+            with m.If(is_vop3 & ctl.vop3b):
+                m.d.comb += fpu.omod.eq(_field(VOP3B, "omod", ir))
+            with m.Elif(is_vop3):
+                m.d.comb += [fpu.clamp.eq(_field(Format.VOP3, "clamp", ir)),
+                             fpu.omod.eq(_field(Format.VOP3, "omod", ir))]
 
         exec_pass = Signal(L)
         m.d.comb += exec_pass.eq(exec_.word_select(pass_, L))
@@ -924,7 +975,7 @@ class ComputeUnit(wiring.Component):
                 illegal = Signal()
                 m.d.comb += illegal.eq(~ctl.legal |
                                        ((fmt == FORMAT_TAG[Format.VOP3]) & vop3_mods &
-                                        (ctl.unit == XUnit.VALU)) |
+                                        (ctl.unit == XUnit.VSPEC)) |
                                        ((ctl.unit == XUnit.DS) &
                                         _field(Format.DS, "gds", ir)) |
                                        ((ctl.unit == XUnit.BUF) &
@@ -1224,7 +1275,12 @@ class ComputeUnit(wiring.Component):
                 m.d.sync += [vr_prev.eq(nxt), vr_prev_valid.eq(nxt_ok), rd_i.eq(nxt + 1)]
                 with m.If(~nxt_ok), m.Switch(ctl.unit):
                     with m.Case(XUnit.VALU):
-                        m.next = "VEXEC"
+                        if fpus:
+                            m.next = "VEXEC"
+                            with m.If(ctl.fpu):
+                                m.next = "VFPU_START"
+                        else:
+                            m.next = "VEXEC"
                     with m.Case(XUnit.VSPEC):
                         m.next = "VSPEC"
                     if plan.vmem:
@@ -1236,16 +1292,30 @@ class ComputeUnit(wiring.Component):
                             m.d.sync += [mem_lane.eq(0), mem_k.eq(0), mem_el.eq(0)]
                             m.next = "DS_LANE"
 
+            if fpus:
+                # the FP unit: start it on the latched operands, wait until it is done
+                with m.State("VFPU_START"):
+                    m.d.comb += [valu_busy.eq(1), fp_start.eq(1)]
+                    m.next = "VFPU_WAIT"
+                with m.State("VFPU_WAIT"):
+                    m.d.comb += valu_busy.eq(1)
+                    with m.If(fpus[0].done):
+                        m.next = "VEXEC"
+
             with m.State("VEXEC"):
                 m.d.comb += valu_busy.eq(1)
                 writes_v = ~ctl.vopc
                 for j, alu in enumerate(lanes):
                     lane_on = exec_pass[j]
-                    m.d.comb += vwrite(j, vdst[:8], alu.result[:32], writes_v & lane_on)
-                    m.d.sync += trace_v(0, j, alu.result[:32])
-                    m.d.sync += trace_v(1, j, alu.result[32:])
+                    result, flag = alu.result, alu.flag
+                    if fpus:
+                        result = Mux(ctl.fpu, fpus[j].result, alu.result)
+                        flag = Mux(ctl.fpu, fpus[j].flag, alu.flag)
+                    m.d.comb += vwrite(j, vdst[:8], result[:32], writes_v & lane_on)
+                    m.d.sync += trace_v(0, j, result[:32])
+                    m.d.sync += trace_v(1, j, result[32:])
                     with m.If(lane_on):
-                        m.d.sync += flags.bit_select(lane_index(j), 1).eq(alu.flag)
+                        m.d.sync += flags.bit_select(lane_index(j), 1).eq(flag)
                     if plan.latches[0]:
                         m.d.sync += vl[0][j].eq(alu.result[32:])  # keep the high word
                 if tr is not None:

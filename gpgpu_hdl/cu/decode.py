@@ -17,6 +17,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.formats import ENCODINGS, Format
 from ..isa.table import TABLE, InstrInfo, Unit
+from .fpu.ops import FP_OPS
+from .fpu.unit import FP_BUILT_OPS
 from .salu import SALU_ALU_OPS
 from .valu import VALU_INT_OPS
 
@@ -120,6 +122,9 @@ DecodedLayout = data.StructLayout({
     "st64": 1,
     "sbuf": 1,          # s_buffer_load (V# base, range-checked)
     "rd_dst": 1,        # SOP1 s_bitset*: the old destination is the second ALU operand
+    "fpu": 1,           # unit VALU: an FP32 instruction (op is an FpOp), run by the FP unit
+    "acc": 1,           # the old vector destination is the third source (v_mac_*)
+    "lit_k": 1,         # the literal is the third source (v_madmk_f32, v_madak_f32)
 })
 
 _SPEC_SALU = {"s_getpc_b64": Spec.GETPC, "s_setpc_b64": Spec.SETPC, "s_swappc_b64": Spec.SWAPPC,
@@ -152,6 +157,7 @@ _BUF_ATOMIC = {"swap": AtomicOp.SWAP, "cmpswap": AtomicOp.CMPSWAP, "add": Atomic
                "dec": AtomicOp.DEC}
 _SALU_INDEX = {m: i for i, m in enumerate(SALU_ALU_OPS)}
 _VALU_INDEX = {m: i for i, m in enumerate(VALU_INT_OPS)}
+_FP_INDEX = {m: i for i, m in enumerate(FP_OPS)}
 _WIDTHS = {"ubyte": (1, 0), "sbyte": (1, 1), "ushort": (2, 0), "sshort": (2, 1),
            "dword": (4, 0), "dwordx2": (4, 0), "dwordx3": (4, 0), "dwordx4": (4, 0),
            "byte": (1, 0), "short": (2, 0), "b8": (1, 0), "b16": (2, 0), "u8": (1, 0),
@@ -263,13 +269,27 @@ def control(info: InstrInfo, e64: bool = False) -> dict | None:
         if m in _SPEC_VALU:
             return base | common | {"unit": XUnit.VSPEC, "spec": _SPEC_VALU[m]}
         return None
+    if unit is Unit.FPU:
+        if m not in FP_BUILT_OPS:
+            return None
+        flags = info.flags
+        ctl = base | {"unit": XUnit.VALU, "fpu": 1, "op": _FP_INDEX[m],
+                      "vop3b": "vop3b" in flags, "vopc": fmt is Format.VOPC,
+                      "cmpx": "cmpx" in flags,
+                      # a native VOP3 instruction names its lane-mask destination (SDST)
+                      "e64": int(e64 or fmt is Format.VOP3)}
+        if "acc" in flags:
+            ctl |= {"acc": 1, "has_src": ctl["has_src"] | 4}
+        if "lit" in flags:
+            ctl |= {"lit_k": 1, "has_src": ctl["has_src"] | 4, "srcf": ctl["srcf"] | 4}
+        return ctl
     if unit is Unit.LDS:
         ds = _ds(info)
         return None if ds is None else base | {"unit": XUnit.DS} | ds
     if unit is Unit.VMEM:
         buf = _buf(info)
         return None if buf is None else base | {"unit": XUnit.BUF} | buf
-    return None                                    # FP32/FP64: the FP issue
+    return None                                    # FP64: not built
 
 
 def decode_entries(profile: frozenset[str] | None = None) -> dict[tuple[int, int], dict]:

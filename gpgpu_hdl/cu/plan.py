@@ -26,6 +26,11 @@ The parts, by name (:data:`PARTS`, with the instructions that keep each one):
 ``lds_atomics``           the read-modify-write path of DS atomics
 ``subdword``              byte and short extraction / insertion (8- and 16-bit accesses)
 ``lane_access``           ``v_readlane_b32``, ``v_readfirstlane_b32``: the lane select
+``fp_*``                   the FP32 sub-units of the lanes' FP units
+                          (:class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit`): adder, multiplier,
+                          fused multiply-add, compare, converter, divide/square root/
+                          transcendental; an unfused multiply-add keeps the multiplier and
+                          the adder
 ``operand_hi``/``operand2``  operand latches: high dwords of 64-bit sources, third sources
 ========================  =====================================================================
 """
@@ -37,15 +42,21 @@ from dataclasses import dataclass
 from ..isa.formats import Format
 from ..isa.table import TABLE, Unit
 from .decode import FORMAT_TAG, AtomicOp, MemKind, Spec, XUnit, decode_entries
+from .fpu.ops import FP_OPS, SUBUNIT_OF
 from .salu import SALU_ALU_OPS
 from .valu import _MUL_OPS, _SHIFT32_OPS, _SHIFT64_OPS, _ALIGN_OPS, _BFE_OPS, VALU_INT_OPS
 
 __all__ = ["BuildPlan", "PARTS", "LDS_MNEMONICS"]
 
 #: Every part a plan can keep or drop, in report order.
-PARTS = ("salu", "valu", "multiplier", "shifter", "shifter64", "funnel", "smem", "vmem",
-         "vmem_atomics", "lds", "lds_atomics", "subdword", "lane_access", "operand_hi",
-         "operand2")
+PARTS = ("salu", "valu", "multiplier", "shifter", "shifter64", "funnel", "fp_add", "fp_mul",
+         "fp_fma", "fp_cmp", "fp_cvt", "fp_trans", "smem", "vmem", "vmem_atomics", "lds",
+         "lds_atomics", "subdword", "lane_access", "operand_hi", "operand2")
+
+#: FP32 sub-unit (table ``subunit``) -> the parts it keeps: the unfused multiply-add is the
+#: multiplier and the adder chained.
+FP_PARTS = {"add": ("fp_add",), "mul": ("fp_mul",), "mad": ("fp_mul", "fp_add"),
+            "fma": ("fp_fma",), "cmp": ("fp_cmp",), "cvt": ("fp_cvt",), "trans": ("fp_trans",)}
 
 #: The DS (LDS) instructions of the table: they leave a profile when the unit has no LDS.
 LDS_MNEMONICS = frozenset(i.mnemonic for i in TABLE if i.unit is Unit.LDS)
@@ -62,6 +73,8 @@ class BuildPlan:
         implement and, when the unit has no LDS, less the DS instructions.
     salu_ops, valu_ops : tuple of str
         Operations built into the scalar ALU and the lane ALUs (table order).
+    fp_ops : tuple of str
+        FP32 instructions built into the lanes' FP units (table order; none: no FP unit).
     smem_words : int
         Most dwords one scalar load writes (0: no scalar memory path); also sizes the scalar
         write buffer (at least 2, for 64-bit results and lane masks).
@@ -85,6 +98,7 @@ class BuildPlan:
     profile: frozenset[str]
     salu_ops: tuple[str, ...]
     valu_ops: tuple[str, ...]
+    fp_ops: tuple[str, ...]
     smem_words: int
     vmem: bool
     lds: bool
@@ -131,7 +145,10 @@ class BuildPlan:
                     need("smem", name)
                     smem_words = max(smem_words, c["dwords"])
                 elif unit in (XUnit.VALU, XUnit.VSPEC):
-                    if unit is XUnit.VALU:
+                    if unit is XUnit.VALU and c.get("fpu"):
+                        for part in FP_PARTS[SUBUNIT_OF[name]]:
+                            need(part, name)
+                    elif unit is XUnit.VALU:
                         need("valu", name)
                         for part, group in (("multiplier", _MUL_OPS),
                                             ("shifter", (*_SHIFT32_OPS, *_BFE_OPS)),
@@ -186,6 +203,7 @@ class BuildPlan:
         return cls(profile=frozenset(by_name), salu_ops=tuple(m for m in SALU_ALU_OPS
                                                               if m in by_name),
                    valu_ops=tuple(m for m in VALU_INT_OPS if m in by_name),
+                   fp_ops=tuple(m for m in FP_OPS if m in by_name),
                    smem_words=smem_words, vmem=bool(users["vmem"]), lds=bool(users["lds"]),
                    vmem_atomics=frozenset(vmem_atomics), lds_atomics=frozenset(lds_atomics),
                    ds_two=ds_two, subdword=subdword, lane_access=lane_access,

@@ -226,7 +226,7 @@ class VerilatorBackend:
             src = Path(__file__).resolve().parent.parent / "cu"
             digest = hashlib.sha256(repr((self.config.key(), self.mem_words, self.mem_latency,
                                           __version__)).encode())
-            for f in sorted(src.glob("*.py")) + sorted((src.parent / "isa").glob("*.tsv")):
+            for f in sorted(src.rglob("*.py")) + sorted((src.parent / "isa").glob("*.tsv")):
                 digest.update(f.read_bytes())
             self._build = build(text, "sim_top", build_root=self.build_root,
                                 memories=["memory.ram"], clock="clk",
