@@ -1533,6 +1533,22 @@ def _poly_eval(n: int = 500) -> None:
               note=f"n={n}: __constant pointer argument, Horner modulo 2^32"))
 
 
+def _scale_f64(n: int = 200, scale: float = -3.75) -> None:
+    def build(rng):
+        return {"x": _rand_f32(rng, n, -1e3, 1e3), "out": np.zeros(n, np.float64)}
+
+    def model(v):
+        return {"out": v["x"].astype(np.float64) * np.float64(f32(scale))}
+
+    _add(Case(name="scale_f64", source=_tk("scale_f64"), build=build, model=model,
+              launches=(Launch(kernel="scale_f64",
+                               args=(Buf("out"), Buf("x"), f32(scale), i32(n)),
+                               global_size=(_up(n, 64),), local_size=(64,)),),
+              outputs=(Output(name="out", bits=True,
+                              why="a product of two floats is exact in double"),),
+              note=f"n={n}: f64 conversion and multiply (no FP64 in the RTL: it traps there)"))
+
+
 def _define_cases() -> None:
     # examples/kernels: all 20 kernels
     _vecadd()
@@ -1584,6 +1600,7 @@ def _define_cases() -> None:
     _mix_small()
     _crc32()
     _poly_eval()
+    _scale_f64()
 
 
 _define_cases()

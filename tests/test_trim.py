@@ -108,13 +108,27 @@ def test_matmul_int_keeps_the_multiplier_and_the_shifter_rides_on_it():
     assert not IntLaneAlu(ops=t.plan.valu_ops, shifter="multiplier").units & {"shift32"}
 
 
-def test_matmul_float_needs_allow_unsupported():
-    p = profile_of("matmul")
-    with pytest.raises(TrimError, match="v_mac_f32"):
+def f64_kernel() -> Path:
+    """A code object whose kernel uses FP64, which the compute unit does not build."""
+    from _suite import load_suite
+    suite = load_suite()
+    return suite.code_object(suite.CASES_BY_NAME["scale_f64"])
+
+
+def test_matmul_float_keeps_the_fp_multiplier_and_adder_only():
+    t = trim(profile_of("matmul"), SMALL)
+    kept = set(t.plan.kept)
+    assert {"fp_mul", "fp_add"} <= kept            # v_mac_f32: the unfused multiply-add
+    assert not kept & {"fp_fma", "fp_cmp", "fp_cvt", "fp_trans"}
+
+
+def test_fp64_needs_allow_unsupported():
+    p = Profile.from_files([f64_kernel()])
+    with pytest.raises(TrimError, match="v_mul_f64"):
         trim(p, SMALL)
     t = trim(p, SMALL, allow_unsupported=True)
-    assert "v_mac_f32" in t.unsupported
-    assert "v_mac_f32" not in t.config.profile
+    assert "v_mul_f64" in t.unsupported
+    assert "v_mul_f64" not in t.config.profile
 
 
 def test_keep_and_drop():
@@ -208,6 +222,35 @@ def test_audit_fails_when_kept_parts_are_missing(vecadd_trim, trimmed_text):
     keeps_all = BuildPlan.of(SMALL.profile, lds_bytes=SMALL.lds_bytes)
     with pytest.raises(AuditError, match="part lds \\(kept\\)"):
         audit(trimmed_text, vecadd_trim.config, keeps_all)
+
+
+def test_integer_kernel_unit_has_no_fp_unit(vecadd_trim, trimmed_text):
+    h = audit(trimmed_text, vecadd_trim.config, vecadd_trim.plan).hierarchy
+    assert not [i for i in h.modules[h.top].instances if i.startswith("fpu")]
+    assert not [p for p in vecadd_trim.plan.kept if p.startswith("fp_")]
+
+
+def test_float_add_only_kernel_keeps_only_the_adder():
+    t = trim(profile_of("matadd", kernels=("matadd_float",)), SMALL)
+    assert [p for p in t.plan.kept if p.startswith("fp_")] == ["fp_add"]
+    result = audit(emit_verilog(t.config), t.config, t.plan)
+    h = result.hierarchy
+    fpus = [i for i in h.modules[h.top].instances if i.startswith("fpu")]
+    assert len(fpus) == SMALL.lanes
+    for fpu in fpus:
+        assert set(h.at(fpu).instances) == {"arith"}
+        assert set(h.at(f"{fpu}.arith").instances) == {"add"}
+    assert {"FP units", "sub-units of fpu0"} <= {c.subject for c in result.checks}
+
+
+def test_audit_catches_an_fp_sub_unit_the_plan_dropped(full_text):
+    """The full unit's Verilog against the plan of a float-add-only kernel: every other FP
+    sub-unit is reported."""
+    t = trim(profile_of("matadd", kernels=("matadd_float",)), SMALL)
+    result = audit(full_text, t.config, t.plan, strict=False)
+    failed = {c.subject: c for c in result.failures}
+    assert "sub-units of fpu0" in failed
+    assert "trans" in failed["sub-units of fpu0"].found
 
 
 def test_audit_rejects_text_that_does_not_parse():
@@ -341,7 +384,7 @@ BAD_REQUESTS = {
     "lds bytes type": (["--lds-bytes", "lots"], "--lds-bytes"),
     "lds bytes value": (["--lds-bytes", "300"], "lds_bytes must be"),
     "too few vgprs": (["--config", "vgprs=4"], "VGPRs"),
-    "unsupported": ([], "v_mac_f32"),
+    "unsupported": ([], "v_mul_f64"),
     "output dir missing": (["-o", "{tmp}/no/cu.v"], "does not exist"),
     "output under a file": (["-o", "{tmp}/file/cu.v"], "does not exist"),
     "output is a dir": (["-o", "{tmp}"], "is a directory"),
@@ -358,9 +401,9 @@ def test_trim_refuses_bad_requests(case, tmp_path, trim_in_process):
     (tmp_path / "file").write_text("not a directory\n")
     before = sorted(tmp_path.iterdir())
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    code, _, err = trim_in_process(str(KERNELS / "matmul.bin"), *SMALL_ARGS, *args,
-                                   "--kernel", "matmul_int" if case != "unsupported" else
-                                   "matmul_float")
+    kernel = ([str(f64_kernel())] if case == "unsupported"
+              else [str(KERNELS / "matmul.bin"), "--kernel", "matmul_int"])
+    code, _, err = trim_in_process(*kernel, *SMALL_ARGS, *args)
     lines = err.strip().splitlines()
     assert code == 1 and len(lines) == 1 and lines[0].startswith("trim: error: "), err
     assert needle in lines[0]

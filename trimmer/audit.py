@@ -13,6 +13,9 @@ configuration:
   operations and the configured shifter; a dropped ``multiplier``, ``shifter``, ``shifter64``
   or ``funnel`` has none of its units in any lane, a kept one has its own (unless it has none,
   like the 32-bit shifts riding on the multiplier);
+* one FP unit per lane (``fpu0``...) exists exactly when the plan has FP32 instructions, with
+  exactly the sub-units (``arith`` with ``mul``/``add``, ``fma``, ``cmp``, ``cvt``,
+  ``trans``) :func:`fp_units` names for them: a dropped ``fp_*`` part has no submodule;
 * the ``lds`` memory exists exactly when the ``lds`` part is kept, with ``lds_bytes`` bytes;
   the VGPR banks (``vgpr0``...) hold ``wave_slots * vgprs`` 64-lane registers of 32 bits and
   the instruction memory ``imem_bytes``.
@@ -38,6 +41,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.cu.fpu.ops import SUBUNIT_OF
+from gpgpu_hdl.cu.fpu.unit import FpLaneUnit
 from gpgpu_hdl.cu.plan import BuildPlan
 from gpgpu_hdl.cu.shifter import SHIFTER_STYLES
 from gpgpu_hdl.cu.valu import VALU_INT_OPS, IntLaneAlu
@@ -47,7 +52,7 @@ from .emit import TOP
 from .policy import part_members
 
 __all__ = ["AuditError", "Memory", "ModuleInfo", "Hierarchy", "Check", "Audit",
-           "parse_verilog", "lane_units", "audit"]
+           "parse_verilog", "lane_units", "fp_units", "audit"]
 
 #: Parts that are functional units of the lane ALUs (see :mod:`gpgpu_hdl.cu.plan`); the
 #: submodules that implement each are read from :attr:`IntLaneAlu.units`.
@@ -57,6 +62,7 @@ _ATTRIBUTE = re.compile(
     r"\(\*\s*[A-Za-z_][A-Za-z0-9_$]*(?:\s*=\s*(?:\"[^\"\n]*\"|[0-9]*'?[sS]?[bodhBODH]?"
     r"[0-9a-fA-FxXzZ_]+))?\s*\*\)")
 _LANE = re.compile(r"valu(\d+)")
+_FPU = re.compile(r"fpu(\d+)")
 _VGPR = re.compile(r"vgpr\d+")
 
 
@@ -263,8 +269,8 @@ def _names(names) -> str:
 
 
 def _lanes(insts: list[str]) -> str:
-    """``valu0..valu7`` for a contiguous run of lane ALUs, else the names."""
-    numbers = [int(_LANE.fullmatch(i)[1]) for i in insts]
+    """``valu0..valu7`` for a contiguous run of lane units, else the names."""
+    numbers = [int(re.search(r"\d+$", i)[0]) for i in insts]
     if len(insts) > 2 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
         return f"{insts[0]}..{insts[-1]}"
     return ", ".join(insts) or "none"
@@ -272,6 +278,43 @@ def _lanes(insts: list[str]) -> str:
 
 def _memory(mem: Memory | None) -> str:
     return "absent" if mem is None else f"{mem.depth} x {mem.width} bits"
+
+
+def fp_units(plan: BuildPlan) -> dict[str, frozenset[str]]:
+    """The FP sub-unit submodules each lane's FP unit has for ``plan`` (``{}``: no FP unit),
+    with, for ``"arith"``, its own submodules: ``"arith.mul"``, ``"arith.add"``."""
+    if not plan.fp_ops:
+        return {}
+    units = FpLaneUnit(ops=plan.fp_ops).units
+    out = dict(units)
+    for sub, kinds in (("mul", ("mul", "mad")), ("add", ("add", "mad"))):
+        share = frozenset(op for op in units.get("arith", ()) if SUBUNIT_OF[op] in kinds)
+        if share:
+            out[f"arith.{sub}"] = share
+    return out
+
+
+def _audit_fp(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: BuildPlan,
+              check) -> None:
+    """The FP units: one per lane exactly when the plan has FP instructions, each with the
+    sub-units the plan's instructions need and no other (so a dropped ``fp_*`` part has no
+    submodule anywhere)."""
+    fpus = sorted((inst for inst in root.instances if _FPU.fullmatch(inst)),
+                  key=lambda s: int(_FPU.fullmatch(s)[1]))
+    wanted = [f"fpu{j}" for j in range(config.lanes)] if plan.fp_ops else []
+    check("FP units", f"{len(wanted)} ({_lanes(wanted)})", f"{len(fpus)} ({_lanes(fpus)})",
+          fpus == wanted)
+    expected = frozenset(fp_units(plan))
+    groups: dict[frozenset[str], list[str]] = {}
+    for inst in fpus:
+        info = h.at(inst)
+        found = set(info.instances) if info else set()
+        arith = h.at(f"{inst}.arith")
+        if arith is not None:
+            found |= {f"arith.{sub}" for sub in arith.instances}
+        groups.setdefault(frozenset(found), []).append(inst)
+    for units, insts in groups.items():
+        check(f"sub-units of {_lanes(insts)}", _names(expected), _names(units))
 
 
 def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: str = TOP,
@@ -356,6 +399,8 @@ def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: st
                 check(f"part {part} (dropped)", f"no {_names(banned)}",
                       f"no {_names(banned)}" if not where else
                       f"{_names(banned & present)} in {_lanes(where)}")
+
+    _audit_fp(h, root, config, plan, check)
 
     # memories
     mems = {m.name: m for m in root.memories}

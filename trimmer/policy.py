@@ -152,7 +152,7 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
     if unsupported and not allow_unsupported:
         raise TrimError(
             f"the kernels use {len(unsupported)} instruction(s) the compute unit does not "
-            f"implement yet: {_names(sorted(unsupported), 6)} (FP32 is issue 7); a trimmed "
+            f"implement: {_names(sorted(unsupported), 6)}; a trimmed "
             "unit would trap on them (--allow-unsupported trims anyway)")
 
     wanted = set(used) & SUPPORTED_MNEMONICS
