@@ -1,7 +1,7 @@
 """Area and Fmax of a compute unit: Yosys for ECP5 and Xilinx 7-series, nextpnr for ECP5.
 
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
-                             [--no-pnr] [--freq MHZ] [--seed N] [--timeout SECONDS]
+                             [--no-pnr] [--no-fp] [--freq MHZ] [--seed N] [--timeout SECONDS]
 
 Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
 ``--config``) to Verilog, synthesizes it with :func:`gpgpu_hdl.synth.synthesize`, places and
@@ -15,6 +15,7 @@ busy machine; run it in the background. See ``docs/synth.md``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
@@ -27,6 +28,7 @@ from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.config import DEVICES, CuConfig  # noqa: E402
 from gpgpu_hdl.cu.core import ComputeUnit  # noqa: E402
+from gpgpu_hdl.cu.fpu.ops import FP_OPS  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
 from gpgpu_hdl.synth import (  # noqa: E402
     SYNTH_COMMANDS,
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="CuConfig overrides, e.g. lanes=4 wave_slots=4")
     parser.add_argument("--target", choices=("ecp5", "xilinx", "both"), default="both")
     parser.add_argument("--no-pnr", action="store_true", help="skip nextpnr-ecp5")
+    parser.add_argument("--no-fp", action="store_true",
+                        help="leave the FP32 instructions out of the profile (no FP unit)")
     parser.add_argument("--freq", type=float, default=50.0,
                         help="clock constraint for nextpnr in MHz (default 50)")
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")
@@ -123,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         config = CuConfig(**parse_overrides(args.config))
+        if args.no_fp:
+            config = dataclasses.replace(config, profile=config.profile - frozenset(FP_OPS))
     except (GpgpuError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

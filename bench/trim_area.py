@@ -1,10 +1,10 @@
 """Area saved by trimming, per example kernel: the full unit against the unit trimmed for it.
 
-    python bench/trim_area.py [--config lanes=4 ...] [--only NAME ...] [--xilinx]
+    python bench/trim_area.py [--config lanes=4 ...] [--only NAME ...] [--examples] [--xilinx]
                               [--timeout SECONDS] [--cache-dir build/synth]
 
-For every integer kernel of the example suite that the RTL implements (one row per kernel; a
-code object with float kernels contributes its integer kernels only), the unit ``trim`` builds
+For every kernel of the suite that the RTL implements (one row per kernel; ``--examples``: only
+those of ``examples/kernels``), the unit ``trim`` builds
 for the kernel and the untrimmed unit of the same configuration go through Yosys
 (``synth_ecp5``, and ``synth_xilinx`` with ``--xilinx``); the table gives LUT4, FF, EBR and DSP
 of each and the reduction, then the averages over the kernels (SCRATCH's figure to beat:
@@ -39,12 +39,15 @@ TOP = "compute_unit"
 _FIELDS = (("LUT", "luts"), ("FF", "ffs"), ("EBR", "block_rams"), ("DSP", "dsps"))
 
 
-def kernels() -> list[tuple[str, Path]]:
-    """(kernel, code object) of every integer kernel the RTL implements, suite order."""
+def kernels(examples_only: bool = False) -> list[tuple[str, Path]]:
+    """(kernel, code object) of every kernel the RTL implements, suite order (with
+    ``examples_only``, those of ``examples/kernels`` only)."""
     suite = load_suite()
     out, seen = [], set()
     for case in suite.CASES:
         path = suite.code_object(case)
+        if examples_only and path.parent != suite.EXAMPLE_KERNELS:
+            continue
         for k in Profile.from_files([path]).kernels:
             if k.name not in seen and set(k.mnemonics) <= SUPPORTED_MNEMONICS:
                 seen.add(k.name)
@@ -72,13 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", nargs="*", default=[], metavar="NAME=VALUE")
     parser.add_argument("--only", nargs="*", default=[], metavar="KERNEL")
+    parser.add_argument("--examples", action="store_true",
+                        help="only the kernels of examples/kernels (the example suite)")
     parser.add_argument("--xilinx", action="store_true", help="also synth_xilinx")
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--cache-dir", type=Path, default=ROOT / "build" / "synth")
     args = parser.parse_args(argv)
     try:
         base = CuConfig(**parse_overrides(args.config))
-        rows = [(k, p) for k, p in kernels() if not args.only or k in args.only]
+        rows = [(k, p) for k, p in kernels(args.examples) if not args.only or k in args.only]
         if not rows:
             raise GpgpuError(f"no kernel matches {args.only}")
         targets = ["ecp5", "xilinx"] if args.xilinx else ["ecp5"]

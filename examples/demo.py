@@ -76,9 +76,8 @@ def main() -> int:
 
     report = args.out / "profile.json"
     bins = [str(p.relative_to(ROOT)) for p in sorted(KERNELS.glob("*.bin"))]
-    step("Application profile of the example suite (trimmer step 1; the float kernels' "
-         "instructions are not in the RTL yet)",
-         "trimmer", *bins, "--allow-unsupported", "--report", str(report))
+    step("Application profile of the example suite (trimmer step 1: one unit for every "
+         "example kernel)", "trimmer", *bins, "--report", str(report))
     print(f"\nprofile written to {report}")
 
     verilog = args.out / f"cu_{args.kernel}.v"

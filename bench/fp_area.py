@@ -1,0 +1,78 @@
+# amaranth: UnusedElaboratable=no
+"""Area of the FP32 sub-units of one lane: Yosys for ECP5 (and optionally Xilinx 7-series).
+
+    python bench/fp_area.py [--xilinx] [--only NAME ...] [--timeout SECONDS]
+
+Each sub-unit of :mod:`gpgpu_hdl.cu.fpu` is built with every instruction it implements and
+synthesized on its own (its ports are the design's outputs), then the whole lane FP unit
+(:class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit` with every FP32 instruction, modifiers included).
+One line per design: LUT4, FF, DSP (MULT18X18D), carry cells, and the latency in cycles.
+Results are cached under ``build/synth`` like every synthesis of the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from amaranth.back import verilog  # noqa: E402
+
+from gpgpu_hdl.cu.fpu.arith import FpAdd, FpFma, FpMul, FpMulAdd  # noqa: E402
+from gpgpu_hdl.cu.fpu.cmp import FpCmp  # noqa: E402
+from gpgpu_hdl.cu.fpu.cvt import FpCvt  # noqa: E402
+from gpgpu_hdl.cu.fpu.trans import FpTrans  # noqa: E402
+from gpgpu_hdl.cu.fpu.unit import FP_BUILT_OPS, FpLaneUnit  # noqa: E402
+from gpgpu_hdl.errors import GpgpuError  # noqa: E402
+from gpgpu_hdl.synth import synthesize  # noqa: E402
+
+#: name -> (factory, what it is)
+DESIGNS = {
+    "add": (lambda: FpAdd(), "adder (add/sub/subrev)"),
+    "mul": (lambda: FpMul(), "multiplier (mul, legacy, mullit, cube)"),
+    "muladd": (lambda: FpMulAdd(), "adder + multiplier chained (all add/mul/mad)"),
+    "fma": (lambda: FpFma(), "fused multiply-add (fma, div_fmas)"),
+    "cmp": (lambda: FpCmp(), "compares, class, min/max/med3"),
+    "cvt": (lambda: FpCvt(), "conversions, rounding, ldexp/frexp, packing"),
+    "trans": (lambda: FpTrans(), "rcp/sqrt/rsq, div_scale/fixup"),
+    "lane": (lambda: FpLaneUnit(ops=FP_BUILT_OPS), "the whole lane FP unit with modifiers"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--xilinx", action="store_true", help="also synthesize for Xilinx 7-series")
+    ap.add_argument("--only", nargs="+", choices=sorted(DESIGNS), help="designs to measure")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per Yosys run")
+    args = ap.parse_args(argv)
+    names = args.only or list(DESIGNS)
+    targets = ["ecp5", "xilinx"] if args.xilinx else ["ecp5"]
+    print(f"{'design':8} {'target':6} {'LUT':>7} {'FF':>6} {'DSP':>4} {'carry':>6} "
+          f"{'lat':>4} {'s':>6}  what", flush=True)
+    for name in names:
+        factory, what = DESIGNS[name]
+        unit = factory()
+        latency = unit.latency
+        text = verilog.convert(unit, name=f"fp_{name}", emit_src=False,
+                               strip_internal_attrs=True)
+        for target in targets:
+            start = time.monotonic()
+            try:
+                report = synthesize(text, f"fp_{name}", target, cache_dir=ROOT / "build/synth",
+                                    timeout=args.timeout)
+            except GpgpuError as exc:
+                print(f"{name:8} {target:6} failed: {exc}", flush=True)
+                return 1
+            r = report
+            print(f"{name:8} {target:6} {r.luts:>7,} {r.ffs:>6,} "
+                  f"{r.dsps:>4} {r.carries:>6,} {latency:>4} "
+                  f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
