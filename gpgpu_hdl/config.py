@@ -101,8 +101,9 @@ class CuConfig:
     ----------
     lanes : int
         Lanes per VALU (1, 2, ..., 64); a wave64 instruction takes ``64 // lanes`` passes.
-        The default, 8, is the most that fits an LFE5U-85F (16 lanes need 216 of its 156
-        18x18 multipliers and 121 % of its LUTs, see ``docs/synth.md``).
+        The default, 2, leaves an LFE5U-85F room to spare with the whole FP32 unit in every
+        lane (one lane's FP unit is about 8,700 LUT4 and 8 multipliers; 8 lanes with FP32
+        would need more LUTs than the device has, see ``docs/synth.md``).
     valus : int
         Vector ALUs sharing the issue stage (1 to 4).
     wave_slots : int
@@ -123,7 +124,7 @@ class CuConfig:
         FPGA the configuration must fit (a key of :data:`DEVICES`).
     """
 
-    lanes: int = 8
+    lanes: int = 2
     valus: int = 1
     wave_slots: int = 8
     vgprs: int = 64
