@@ -1,8 +1,10 @@
 # amaranth: UnusedElaboratable=no
-"""The FP32 divide / square-root / exp sub-unit (:mod:`gpgpu_hdl.cu.fpu.trans`) against the
-golden model; the ``v_rsq_f32`` model (:func:`gpgpu_hdl.emu.fp.rsq_f32`) against exact rational
-arithmetic and the ``v_exp_f32`` model (:func:`gpgpu_hdl.emu.fp.exp2_f32`) against its error
-bound.
+"""The FP32 divide / square-root / transcendental sub-unit (:mod:`gpgpu_hdl.cu.fpu.trans`)
+against the golden model; the ``v_rsq_f32`` model (:func:`gpgpu_hdl.emu.fp.rsq_f32`) against
+exact rational arithmetic and the ``v_exp_f32``, ``v_log_f32``, ``v_sin_f32`` and ``v_cos_f32``
+models (:func:`gpgpu_hdl.emu.fp.exp2_f32`, :func:`~gpgpu_hdl.emu.fp.log2_f32`,
+:func:`~gpgpu_hdl.emu.fp.sin_f32`, :func:`~gpgpu_hdl.emu.fp.cos_f32`) against their error
+bounds.
 
 The unit built with every op runs one simulation over all vectors (ops interleaved), one
 operation at a time (``start``, then wait for ``done``); each result is compared with
@@ -10,8 +12,10 @@ operation at a time (``start``, then wait for ``done``); each result is compared
 corners (signed zeros, ones, infinities, quiet and signalling NaNs, the smallest and largest
 denormals, the normal range ends, powers of two, significands 1.0 and 1.11...1, values with
 exact results, values near 2^126/2^127/2^-126 where ``1/x`` becomes denormal or overflows,
-the hardest ``rsq`` rounding case, the ends of exp's range) under the four f32 FP_DENORM
-settings, plus seeded random bit patterns and random floats; the division helpers also get
+the hardest ``rsq`` rounding case, the ends of exp's range, log's case boundaries 1/2, 1, 5/4
+and the neighbours of 1, multiples of 1/4 revolution and their neighbours, sin/cos's range end
+256) under the four f32 FP_DENORM settings, plus seeded random bit patterns and random floats
+(log: many near 1; sin/cos: many small or near multiples of 1/4); the division helpers also get
 operand pairs at each of their thresholds. Smaller builds (one op family each) run a sample.
 The timing contract (``done``, :attr:`~FpTrans.latency`, stable outputs) is checked cycle by
 cycle on a few vectors.
@@ -33,7 +37,9 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF, fp_member
-from gpgpu_hdl.cu.fpu.trans import EXP_TABLE, TRANS_NOT_BUILT, FpTrans
+from gpgpu_hdl.cu.fpu.trans import (
+    EXP_TABLE, LOG_DOWN_TABLE, LOG_TABLE, TRANS_NOT_BUILT, TRIG_ATAN_TABLE, TRIG_START_TABLE,
+    FpTrans)
 from gpgpu_hdl.emu import fp
 from gpgpu_hdl.emu.context import WAVE_SIZE, FpMode, LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
@@ -57,10 +63,16 @@ RCP_OPS = ("v_rcp_f32", "v_rcp_iflag_f32", "v_rcp_clamp_f32", "v_rcp_legacy_f32"
 SQRT_OPS = ("v_sqrt_f32",)
 RSQ_OPS = ("v_rsq_f32", "v_rsq_clamp_f32", "v_rsq_legacy_f32")
 EXP_OPS = ("v_exp_f32",)
-UNARY_OPS = RCP_OPS + SQRT_OPS + RSQ_OPS + EXP_OPS
+LOG_OPS = ("v_log_f32", "v_log_clamp_f32")
+TRIG_OPS = ("v_sin_f32", "v_cos_f32")
+UNARY_OPS = RCP_OPS + SQRT_OPS + RSQ_OPS + EXP_OPS + LOG_OPS + TRIG_OPS
 DIV_OPS = ("v_div_scale_f32", "v_div_fixup_f32")
 #: The op of each family run on every corner in every mode; the others get fewer vectors.
 MAIN_OPS = ("v_rcp_f32", "v_sqrt_f32", "v_rsq_f32", "v_exp_f32")
+#: Random operands per op in the default run (MODE does not matter to log: it always flushes
+#: its input and its result is never denormal, so its corners run in two modes; sin and cos
+#: too, their random operands in random modes).
+N_RANDOM = dict.fromkeys(MAIN_OPS, 600) | {"v_log_f32": 200, "v_sin_f32": 150, "v_cos_f32": 150}
 
 #: Hardest v_rsq_f32 input: 1/sqrt(x) is 2^-29 binary32 ulp from a rounding boundary (the only
 #: significand, over both exponent parities, whose binary64 estimate is within 4 binary64 ulps
@@ -84,6 +96,22 @@ CORNERS = (
     f32(-126.0), f32(-126.5), f32(128.0), 0x42FF_FFFF, 0xC2FC_0001, 0xC2FB_FFFF,   # exp range
     f32(127.5), f32(-125.75), f32(2.0 ** -30), f32(-(2.0 ** -30)), f32(-(2.0 ** -60)),
     f32(100.5), f32(-0.75), 0x3F7F_FFFF ^ 0x8000_0000, f32(1e-7),
+)
+
+#: More corners of v_log_f32: near 1, its case boundaries 1/2, 1, 5/4.
+LOG_CORNERS = (
+    0x3F80_0002, 0x3F80_0003, 0x3F7F_FFFE, 0x3F7F_FFFD, 0x3F00_0001, 0x3F7F_0000,
+    f32(1.25), 0x3F9F_FFFF, 0x3FA0_0001, 0x3F9F_0000, 0x3F80_4000, 0x3F80_1235, 0x3F80_0100,
+    f32(0.75), f32(1.5), 0x3F3F_FFFF, 0x4000_0001, f32(2.0 ** -126 * 1.5), f32(2.0 ** 127 * 1.75),
+)
+
+#: More corners of v_sin_f32/v_cos_f32 (revolutions): multiples of 1/4 and 1/8 and their
+#: neighbours (exact results, the reduction's ties), the range end 256, 1/12 (sin = 1/2).
+TRIG_CORNERS = (
+    f32(0.25), f32(-0.25), f32(0.75), f32(1.25), f32(2.5), f32(-3.5), f32(0.125), f32(-0.375),
+    0x3E7F_FFFF, 0x3E80_0001, 0x3EFF_FFFF, 0x3F00_0001, 0x3DFF_FFFF, 0x3E00_0001, 0x3F7F_FFFF,
+    0x4380_0000, 0xC380_0000, 0x4380_0001, 0x437F_FFFF, f32(255.75), f32(1 / 12), f32(5 / 12),
+    f32(1 / 6), f32(2.0 ** -20), f32(-(2.0 ** -100)), 0x0000_0002, 0x8000_0100, f32(100.3),
 )
 
 
@@ -135,19 +163,60 @@ def random_exp_arg(rng: random.Random) -> int:
     return f32(rng.uniform(-126.5, 128.5))
 
 
+def random_log_arg(rng: random.Random) -> int:
+    """A random v_log_f32 operand: mostly positive floats, many near 1 (where the result is
+    small), in (1, 5/4), in (1/2, 1), powers of two and their neighbours, some anything."""
+    kind = rng.randrange(8)
+    if kind == 0:
+        return random_f32(rng)
+    if kind == 1:
+        return f32(1.0) + rng.choice((1, -1)) * rng.randrange(1, 1 << rng.randrange(1, 22))
+    if kind == 2:
+        return f32(rng.uniform(1.0, 1.25))
+    if kind == 3:
+        return f32(rng.uniform(0.5, 1.0))
+    if kind == 4:
+        return (rng.randrange(1, 255) << 23) + rng.randrange(-2, 3) & 0x7FFF_FFFF
+    return random_f32(rng) & 0x7FFF_FFFF
+
+
+def random_trig_arg(rng: random.Random) -> int:
+    """A random v_sin_f32/v_cos_f32 operand (revolutions): in [-3, 3], in the range [-256,
+    256], small (2**-1 .. 2**-140), near a multiple of 1/4, a denormal, some anything."""
+    kind = rng.randrange(7)
+    if kind == 0:
+        return random_f32(rng)
+    if kind == 1:
+        return f32(rng.uniform(-256.5, 256.5))
+    if kind == 2:
+        return f32(rng.uniform(-1, 1) * 2.0 ** -rng.randrange(0, 140))
+    if kind == 3:
+        near = rng.choice((1, -1)) * 2.0 ** -rng.randrange(8, 34)
+        return f32(rng.randrange(-1024, 1025) / 4 + near)
+    if kind == 4:
+        return rng.getrandbits(23) | rng.getrandbits(1) << 31
+    return f32(rng.uniform(-3, 3))
+
+
 def unary_cases(name: str, n_random: int) -> list[Vector]:
     """Corners in every mode (the main op of a family) or in two modes, then random operands in
     random modes; junk in the unused sources."""
     rng = random.Random(name)
     modes = MODES if name in MAIN_OPS else MODES[::3]
+    corners = CORNERS + {**dict.fromkeys(LOG_OPS, LOG_CORNERS),
+                         **dict.fromkeys(TRIG_OPS, TRIG_CORNERS)}.get(name, ())
     vectors = [Vector(name, x, rng.getrandbits(32), rng.getrandbits(32), mode)
-               for x in CORNERS for mode in modes]
+               for x in corners for mode in modes]
     if name in SQRT_OPS + RSQ_OPS:
         # roots of positive values are the interesting ones
         vectors += [Vector(name, x & 0x7FFF_FFFF, 0, 0, rng.choice(MODES)) for x in CORNERS]
     for _ in range(n_random):
         if name in EXP_OPS:
             x = random_exp_arg(rng)
+        elif name in LOG_OPS:
+            x = random_log_arg(rng)
+        elif name in TRIG_OPS:
+            x = random_trig_arg(rng)
         else:
             x = random_f32(rng)
             if name not in RCP_OPS and rng.randrange(4):
@@ -296,7 +365,7 @@ def check(vectors: list[Vector], got: list[tuple[int, int]]) -> None:
 def cases(name: str, scale: int = 1) -> list[Vector]:
     if name in DIV_OPS:
         return div_cases(name, 1500 * scale)
-    return unary_cases(name, (600 if name in MAIN_OPS else 60) * scale)
+    return unary_cases(name, N_RANDOM.get(name, 60) * scale)
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +388,7 @@ def test_ops_cover_the_trans_subunit():
     trans = [n for n in FP_OPS if SUBUNIT_OF[n] == "trans"]
     assert sorted(FpTrans.OPS) == sorted(UNARY_OPS + DIV_OPS)
     assert sorted(FpTrans.OPS + TRANS_NOT_BUILT) == sorted(trans)
-    assert set(TRANS_NOT_BUILT) == {"v_log_f32", "v_log_clamp_f32", "v_sin_f32", "v_cos_f32"}
+    assert TRANS_NOT_BUILT == ()
 
 
 @pytest.mark.parametrize("name", UNARY_OPS + DIV_OPS)
@@ -332,7 +401,8 @@ def test_op_matches_golden(name, full_results):
 @pytest.mark.parametrize("ops", [
     ("v_rcp_f32",), ("v_rcp_legacy_f32", "v_rcp_clamp_f32"), ("v_sqrt_f32",),
     ("v_rsq_legacy_f32",), ("v_sqrt_f32", "v_rcp_f32"), DIV_OPS, ("v_div_fixup_f32",),
-    EXP_OPS, ("v_exp_f32", "v_div_scale_f32")])
+    EXP_OPS, ("v_exp_f32", "v_div_scale_f32"), LOG_OPS, ("v_log_clamp_f32",),
+    ("v_log_f32", "v_rsq_f32"), TRIG_OPS, ("v_cos_f32",), ("v_sin_f32", "v_exp_f32")])
 def test_partial_builds_match_golden(ops):
     """Smaller builds (narrower registers, no root datapath, no recurrence) on a sample."""
     rng = random.Random(repr(ops))
@@ -341,11 +411,12 @@ def test_partial_builds_match_golden(ops):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["rcp", "sqrt", "rsq", "exp", "div"])
+@pytest.mark.parametrize("family", ["rcp", "sqrt", "rsq", "exp", "log", "trig", "div"])
 def test_random_slow(family):
-    ops = {"rcp": RCP_OPS, "sqrt": SQRT_OPS, "rsq": RSQ_OPS, "exp": EXP_OPS,
-           "div": DIV_OPS}[family]
-    vectors = [v for name in ops for v in cases(name, 20 if name in MAIN_OPS + DIV_OPS else 40)]
+    ops = {"rcp": RCP_OPS, "sqrt": SQRT_OPS, "rsq": RSQ_OPS, "exp": EXP_OPS, "log": LOG_OPS,
+           "trig": TRIG_OPS, "div": DIV_OPS}[family]
+    vectors = [v for name in ops for v in cases(name, 20 if name in N_RANDOM or name in DIV_OPS
+                                                else 40)]
     check(vectors, simulate(FpTrans(ops=ops), vectors))
 
 
@@ -354,8 +425,8 @@ def test_random_slow(family):
 def test_constructor_errors():
     with pytest.raises(ValueError, match="string"):
         FpTrans(ops="v_rcp_f32")
-    with pytest.raises(ValueError, match="v_log_f32"):
-        FpTrans(ops=["v_rcp_f32", "v_log_f32"])
+    with pytest.raises(ValueError, match="v_mul_f32"):
+        FpTrans(ops=["v_rcp_f32", "v_mul_f32"])
     with pytest.raises(ValueError, match="v_add_f32"):
         FpTrans(ops=["v_add_f32"])
     assert FpTrans().ops == frozenset(FpTrans.OPS)
@@ -363,7 +434,8 @@ def test_constructor_errors():
 
 @pytest.mark.parametrize(("ops", "latency", "frac", "width"), [
     (None, 50, 48, 52), (RCP_OPS, 28, 23, 25), (("v_sqrt_f32", "v_rcp_f32"), 28, 26, 30),
-    (("v_rsq_f32",), 28, 48, 52), (DIV_OPS, 1, 0, 0), ((), 1, 0, 0), (EXP_OPS, 50, 0, 0)])
+    (("v_rsq_f32",), 28, 48, 52), (DIV_OPS, 1, 0, 0), ((), 1, 0, 0), (EXP_OPS, 50, 0, 0),
+    (LOG_OPS, 50, 0, 0), (("v_log_clamp_f32", "v_rcp_f32"), 50, 23, 25), (TRIG_OPS, 50, 0, 0)])
 def test_only_the_needed_hardware_is_built(ops, latency, frac, width):
     unit = FpTrans() if ops is None else FpTrans(ops=ops)
     assert (unit.latency, unit.fraction_bits, unit.width) == (latency, frac, width)
@@ -373,14 +445,16 @@ def test_only_the_needed_hardware_is_built(ops, latency, frac, width):
     assert ("ds_k" in text) == ("v_div_scale_f32" in unit.ops)
     assert ("df_value" in text) == ("v_div_fixup_f32" in unit.ops)
     assert ("exp_y" in text) == ("v_exp_f32" in unit.ops)
+    assert ("log_w" in text) == any(n in unit.ops for n in LOG_OPS)
+    assert ("trig_z" in text) == any(n in unit.ops for n in TRIG_OPS)
     if width:
         assert f"wire width {width} \\rho" in text
 
 
 def test_timing_contract():
-    """``done`` falls after a ``start`` that iterates, rises after exactly 28 cycles (exp: 50;
-    1 for a special operand or a division helper), then holds with stable outputs until the
-    next ``start``; ``flag`` is 0 except for v_div_scale."""
+    """``done`` falls after a ``start`` that iterates, rises after exactly 28 cycles (exp, log,
+    sin, cos: 50; 1 for a special operand or a division helper), then holds with stable outputs
+    until the next ``start``; ``flag`` is 0 except for v_div_scale."""
     unit = FpTrans()
     vectors = [Vector("v_rcp_f32", f32(3.0), 0, 0, MODES[3]),
                Vector("v_div_scale_f32", f32(1e-35), f32(1e-35), f32(2.0 ** 100), MODES[3]),
@@ -390,8 +464,16 @@ def test_timing_contract():
                Vector("v_div_fixup_f32", f32(0.5), f32(2.0), f32(1.0), MODES[3]),
                Vector("v_rcp_legacy_f32", 0x7F7F_FFFF, 0, 0, MODES[2]),
                Vector("v_exp_f32", f32(-3.3), 0, 0, MODES[3]),
-               Vector("v_exp_f32", f32(-127.0), 0, 0, MODES[3])]
-    expected_cycles = [28, 1, 28, 1, 28, 1, 28, 50, 1]
+               Vector("v_exp_f32", f32(-127.0), 0, 0, MODES[3]),
+               Vector("v_log_f32", f32(0.3), 0, 0, MODES[0]),
+               Vector("v_log_clamp_f32", 0x8000_0001, 0, 0, MODES[3]),
+               Vector("v_log_f32", f32(1.0), 0, 0, MODES[3]),
+               Vector("v_log_f32", f32(-1.0), 0, 0, MODES[3]),
+               Vector("v_sin_f32", f32(0.1), 0, 0, MODES[3]),
+               Vector("v_cos_f32", f32(0.75), 0, 0, MODES[0]),
+               Vector("v_sin_f32", f32(300.1), 0, 0, MODES[0]),
+               Vector("v_cos_f32", f32(-1e-30), 0, 0, MODES[3])]
+    expected_cycles = [28, 1, 28, 1, 28, 1, 28, 50, 1, 50, 1, 50, 1, 50, 1, 1, 50]
     trace = []
 
     async def testbench(ctx):
@@ -418,7 +500,9 @@ def test_timing_contract():
     assert max(expected_cycles) == unit.latency
     want = golden(vectors)
     assert [o for _, o in trace] == want
-    assert [f for _, f in want] == [0, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert [f for _, f in want] == [0, 1] + [0] * 15
+    assert [o for o, _ in want[-7:]] == [0xFF7F_FFFF, 0, fp.F32_NAN, f32(math.sin(0.2 * math.pi)),
+                                         0, 0, f32(1.0)]
 
 
 # --- the exact v_rsq_f32 model ----------------------------------------------------------------
@@ -514,3 +598,256 @@ def test_exp_model_special_values():
     assert got == [f32(1.0), f32(1.0), 0x7F80_0000, 0, fp.F32_NAN, 0x7F80_0000,
                    f32(2.0 ** value(0x42FF_FFFF)), 0x0080_0000, 0, f32(1.0)]
     assert got[6] == 0x7F7F_FFA7                 # 2^(128 - 2^-17): finite
+
+
+# --- the v_log_f32 model ----------------------------------------------------------------------
+
+#: The stated bound of :func:`fp.log2_f32` before its rounding, in ulps of the result.
+LOG_BOUND = 2.0 ** -22
+
+
+def test_log_tables_agree():
+    """The hardware's ROMs and the model's constants, computed independently, are equal."""
+    assert LOG_TABLE == fp._LOG_UP and len(LOG_TABLE) == 70
+    assert LOG_DOWN_TABLE == fp._LOG_DOWN and len(LOG_DOWN_TABLE) == 21
+
+
+def _log_args(rng: random.Random, n: int) -> list[int]:
+    """Positive normal operands of every kind :func:`random_log_arg` makes, and the corners."""
+    xs = [b for b in CORNERS + LOG_CORNERS if 0x0080_0000 <= b < 0x7F80_0000]
+    while len(xs) < n:
+        b = random_log_arg(rng)
+        if 0x0080_0000 <= b < 0x7F80_0000:
+            xs.append(b)
+    return xs
+
+
+def _ulp_at(x: decimal.Decimal) -> decimal.Decimal:
+    """The binary32 ulp of the binade holding ``|x|`` (x nonzero, in the normal range)."""
+    e = math.frexp(float(abs(x)))[1] - 1
+    if decimal.Decimal(2) ** e > abs(x):                   # float() rounded up to a power of 2
+        e -= 1
+    return decimal.Decimal(2) ** (e - 23)
+
+
+def test_log_model_error_bound():
+    """Before its rounding the model is within 2^-22 ulp of log2(x) (50-digit reference), so
+    the result is within 0.5 + 2^-22 ulp; powers of two are exact; and on these inputs it equals
+    the correctly rounded binary64 evaluation (the former model)."""
+    xs = _log_args(random.Random(17), 4000) + [f32(2.0 ** e) for e in range(-126, 128)]
+    negative, r, u = fp._log2_fixed(np.array(xs, np.int64))
+    arr = np.array(xs, np.uint32).view(np.float32)
+    got = [int(b) for i in range(0, len(xs), WAVE_SIZE)
+           for b in fp.log2_f32(arr[i:i + WAVE_SIZE]).view(np.uint32)]
+    worst = 0.0
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        two = decimal.Decimal(2)
+        ln2 = two.ln()
+        for b, g, neg, rr, uu in zip(xs, got, negative, r, u, strict=True):
+            exact = decimal.Decimal(value(b)).ln() / ln2
+            if exact == 0:
+                assert rr == 0 and g == 0, hex(b)
+                continue
+            unrounded = (-1 if neg else 1) * decimal.Decimal(int(rr)) / two ** (56 + int(uu))
+            err = abs(unrounded - exact) / _ulp_at(exact)
+            worst = max(worst, float(err))
+            assert err < decimal.Decimal(LOG_BOUND), hex(b)
+            rounded = decimal.Decimal(value(g))
+            assert abs(rounded - exact) <= (decimal.Decimal("0.5") + decimal.Decimal(LOG_BOUND)) \
+                * _ulp_at(rounded), hex(b)
+            if value(b) == 2.0 ** round(math.log2(value(b))):
+                assert value(g) == math.log2(value(b)), hex(b)
+    assert worst > LOG_BOUND / 8                   # the inputs do reach the error the bound is for
+    with np.errstate(all="ignore"):
+        binary64 = np.log2(arr.astype(np.float64)).astype(np.float32).view(np.uint32)
+    assert got == [int(b) for b in binary64]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field", [126, 127, 128, 1, 254])
+def test_log_model_error_bound_exhaustive(field):
+    """Every significand of one binade (126: (1/2, 1); 127: (1, 5/4) and [5/4, 2); 128 and the
+    others: the general case) within the 2^-22 ulp bound before rounding, against binary64
+    log1p/log2 (their own error, about 2^-28 ulp here, is far below the margin)."""
+    worst = 0.0
+    for start in range(0, 1 << 23, 1 << 20):
+        mant = np.arange(start, start + (1 << 20), dtype=np.int64)
+        bits = field << 23 | mant
+        negative, r, u = fp._log2_fixed(bits)
+        x = bits.astype(np.uint32).view(np.float32).astype(np.float64)
+        ref = np.log1p(x - 1.0) / math.log(2.0) if field in (126, 127) else np.log2(x)
+        got = np.where(negative, -1.0, 1.0) * r.astype(np.float64) * np.exp2(-(56.0 + u))
+        nz = ref != 0
+        assert (r[~nz] == 0).all()
+        ulp = np.exp2(np.floor(np.log2(np.abs(ref[nz]))) - 23)
+        worst = max(worst, float(np.max(np.abs(got[nz] - ref[nz]) / ulp)))
+        assert ((r[nz] >= 1 << 54) & (r[nz] < 1 << 58)).all()
+    assert worst < LOG_BOUND, math.log2(worst)
+
+
+def test_log_model_special_values():
+    x = np.array([0, 0x8000_0000, 0x0000_0001, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000,
+                  f32(-2.0), f32(1.0), f32(8.0), f32(0.5), 0x0080_0000, 0x7F7F_FFFF,
+                  0x3F80_0001, 0x3F7F_FFFF], np.uint32)
+    got = fp.log2_f32(x.view(np.float32)).view(np.uint32).tolist()
+    assert got == [0xFF80_0000, 0xFF80_0000, 0xFF80_0000, 0x7F80_0000, fp.F32_NAN, fp.F32_NAN,
+                   fp.F32_NAN, 0, f32(3.0), f32(-1.0), f32(-126.0), f32(math.log2(value(x[11]))),
+                   f32(math.log1p(2.0 ** -23) / math.log(2)),
+                   f32(math.log1p(-(2.0 ** -24)) / math.log(2))]
+
+
+# --- the v_sin_f32 / v_cos_f32 model ----------------------------------------------------------
+
+#: The stated bound of :func:`fp.sin_f32` and :func:`fp.cos_f32` before rounding, in ulps.
+TRIG_BOUND = 2.0 ** -22
+
+
+def test_trig_tables_agree():
+    """The hardware's ROMs and the model's constants, computed independently, are equal."""
+    assert TRIG_ATAN_TABLE == fp._TRIG_ATAN and TRIG_START_TABLE == fp._TRIG_INVK
+    assert len(TRIG_ATAN_TABLE) == len(TRIG_START_TABLE) == 33
+
+
+def _sin_2pi(t: Fraction) -> decimal.Decimal:
+    """sin(2*pi*t) for |t| <= 1/4 to the context's precision (Taylor series)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec += 10
+        pi = 4 * (4 * _atan_inv(5) - _atan_inv(239))
+        a = 2 * pi * decimal.Decimal(t.numerator) / decimal.Decimal(t.denominator)
+        total, term, n = decimal.Decimal(0), a, 1
+        while term:
+            total += term
+            term = -term * a * a / ((n + 1) * (n + 2))
+            n += 2
+            if abs(term) < abs(total) * decimal.Decimal(10) ** -(ctx.prec + 2):
+                break
+    return +total
+
+
+def _atan_inv(n: int) -> decimal.Decimal:
+    """atan(1/n) to the context's precision."""
+    x = decimal.Decimal(1) / n
+    total, term, k = x, x, 1
+    while abs(term) > decimal.Decimal(10) ** -(decimal.getcontext().prec + 2):
+        term = -term * x * x
+        k += 2
+        total += term / k
+    return total
+
+
+def trig_reference(bits: int, cos: bool) -> decimal.Decimal:
+    """sin(2*pi*x) or cos(2*pi*x) for a finite binary32 ``x`` (exact reduction, then 50
+    digits)."""
+    x = Fraction(value(bits))
+    r = x - round(x)                                     # Python rounds half to even
+    if cos:
+        r = Fraction(1, 4) - abs(r)                      # cos(2 pi r) = sin(2 pi (1/4 - |r|))
+    elif abs(r) > Fraction(1, 4):
+        r = (1 if r > 0 else -1) * (Fraction(1, 2) - abs(r))
+    return _sin_2pi(r)
+
+
+def _ulp_or_denormal(x: decimal.Decimal) -> decimal.Decimal:
+    return max(_ulp_at(x), decimal.Decimal(2) ** -149)
+
+
+@pytest.mark.parametrize("cos", [False, True])
+def test_sin_cos_model_error_bound(cos):
+    """Before its rounding the model is within 2^-22 ulp of the exact value (50 digits), so the
+    result is within 0.5 + 2^-22 ulp; on these inputs it is the correctly rounded value; exact
+    results come out exact."""
+    rng = random.Random(19 + cos)
+    xs = [b for b in CORNERS + TRIG_CORNERS if b & 0x7FFF_FFFF <= 0x4380_0000]
+    while len(xs) < 3000:
+        b = random_trig_arg(rng)
+        if b & 0x7FFF_FFFF <= 0x4380_0000:
+            xs.append(b)
+    arr = np.array(xs, np.uint32).view(np.float32)
+    direct, negative, y, ks = fp._sin_cos_fixed(arr, cos)
+    got = (fp.cos_f32 if cos else fp.sin_f32)(arr).view(np.uint32).tolist()
+    worst = 0.0
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        for b, g, d, neg, yy, kk in zip(xs, got, direct, negative, y, ks, strict=True):
+            exact = trig_reference(b, cos)
+            if d >= 0:                                   # no iteration: an exact result
+                assert exact in (0, 1) and value(g) == exact and g == d, hex(b)
+                if exact == 0:                           # sin: the sign of x - rint(x)
+                    r = Fraction(value(b)) - round(Fraction(value(b)))
+                    assert g >> 31 == (0 if cos else int(r < 0 or (r == 0 and b >> 31))), hex(b)
+                continue
+            unrounded = (-1 if neg else 1) * decimal.Decimal(int(yy)) / decimal.Decimal(2) ** (
+                56 + int(kk))
+            err = abs(unrounded - exact) / _ulp_or_denormal(exact)
+            worst = max(worst, float(err))
+            assert err < decimal.Decimal(TRIG_BOUND), hex(b)
+            assert g == f32_rne(exact), hex(b)
+    assert worst > TRIG_BOUND / 8
+
+
+def f32_rne(x: decimal.Decimal) -> int:
+    """The binary32 bits nearest ``x`` (ties to even, denormals included; |x| <= 1)."""
+    sign = 0x8000_0000 if x < 0 else 0
+    q = Fraction(abs(x))
+    if q == 0:
+        return sign
+    e = max(q.numerator.bit_length() - q.denominator.bit_length() + 1, -125)
+    while Fraction(2) ** (e - 1) > q and e > -125:       # q in [2**(e-1), 2**e), or denormal
+        e -= 1
+    while Fraction(2) ** e <= q:
+        e += 1
+    scaled = q * Fraction(2) ** (24 - e)                 # 24 significant bits
+    n = round(scaled)                                    # half to even
+    return sign | struct.unpack("<I", struct.pack("<f", float(n * Fraction(2) ** (e - 24))))[0]
+
+
+def test_sin_cos_exact_values():
+    xs = [0.0, 0.25, 0.5, 0.75, 1.0, -0.25, 1 / 12, 5.25, -256.0, -0.0, 0.125, 256.0]
+    arr = np.array([f32(v) for v in xs], np.uint32).view(np.float32)
+    assert fp.sin_f32(arr).view(np.uint32).tolist() == [
+        0, f32(1.0), 0, f32(-1.0), 0, f32(-1.0), f32(0.5), f32(1.0), 0x8000_0000, 0x8000_0000,
+        f32(math.sqrt(0.5)), 0]
+    assert fp.cos_f32(arr).view(np.uint32).tolist() == [
+        f32(1.0), 0, f32(-1.0), 0, f32(1.0), 0, f32(math.sqrt(0.75)), 0, f32(1.0), f32(1.0),
+        f32(math.sqrt(0.5)), f32(1.0)]
+    special = np.array([0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, f32(300.25), f32(-256.5)],
+                       np.uint32).view(np.float32)
+    assert fp.sin_f32(special).view(np.uint32).tolist() == [fp.F32_NAN] * 3 + [0, 0]
+    assert fp.cos_f32(special).view(np.uint32).tolist() == [fp.F32_NAN] * 3 + [f32(1.0)] * 2
+
+
+@pytest.mark.slow
+def test_sin_cos_model_error_bound_exhaustive():
+    """Every reduced angle the model meets for |x| >= 1/8 (the multiples of 2**-26 in (0, 1/4]:
+    sin of [1/8, 1/4], cos of [1/8, 1/4)), and a million small |x|, within the 2^-22 ulp bound
+    before rounding, against binary64 sin (its own error, about 2^-28 ulp, far below the
+    margin)."""
+    worst = 0.0
+    rng = np.random.default_rng(5)
+    chunks = [(False, np.arange(0x3E00_0000, 0x3E80_0001, 1 << 20)),
+              (True, np.arange(0x3E00_0000, 0x3E80_0000, 1 << 20))]
+    for cos, starts in chunks:
+        for start in starts:
+            bits = np.arange(start, min(start + (1 << 20), 0x3E80_0001 - cos), dtype=np.int64)
+            x = bits.astype(np.uint32).view(np.float32)
+            t = 0.25 - x.astype(np.float64) if cos else x.astype(np.float64)
+            worst = max(worst, _trig_worst(x, cos, t))
+    for cos in (False, True):
+        small = (rng.uniform(0.5, 1, 1 << 20) * np.exp2(-rng.integers(3, 130, 1 << 20)))
+        x = small.astype(np.float32)
+        t = 0.25 - x.astype(np.float64) if cos else x.astype(np.float64)
+        worst = max(worst, _trig_worst(x[x > 0], cos, t[x > 0]))
+    assert worst < TRIG_BOUND, math.log2(worst)
+
+
+def _trig_worst(x: np.ndarray, cos: bool, t: np.ndarray) -> float:
+    """The largest error before rounding, in ulps, of the model on ``x`` (revolutions in (0,
+    1/4], iterating), ``t`` the reduced angle for sin(2*pi*t)."""
+    direct, negative, y, ks = fp._sin_cos_fixed(x, cos)
+    assert (direct < 0).all() and not negative.any()
+    assert ((y >= 1 << 55) & (y < 1 << 57)).all()
+    got = y.astype(np.float64) * np.exp2(-(56.0 + ks))
+    ref = np.sin(2 * np.pi * t)
+    ulp = np.exp2(np.floor(np.log2(ref)) - 23)
+    return float(np.max(np.abs(got - ref) / ulp))

@@ -1,4 +1,5 @@
-"""The FP32 divide / square-root / exp sub-unit (the instruction table's ``trans`` sub-unit).
+"""The FP32 divide / square-root / transcendental sub-unit (the instruction table's ``trans``
+sub-unit).
 
 :class:`FpTrans` computes, bit for bit as the golden model (:mod:`gpgpu_hdl.emu.fp`,
 :mod:`gpgpu_hdl.emu.valu_ops`) does:
@@ -12,11 +13,14 @@
 * ``v_div_scale_f32`` (with its VCC bit on ``flag``) and ``v_div_fixup_f32``, the exponent and
   special-case steps of LLVM's division sequence;
 * ``v_exp_f32``: ``2**x`` by the shift-and-add algorithm the model defines
-  (:func:`gpgpu_hdl.emu.fp.exp2_f32`: relative error below 2^-46 before one rounding).
+  (:func:`gpgpu_hdl.emu.fp.exp2_f32`: relative error below 2^-46 before one rounding);
+* ``v_log_f32``, ``v_log_clamp_f32`` (``-inf`` becomes ``-FLT_MAX``): ``log2(x)`` by the
+  shift-and-add algorithm the model defines (:func:`gpgpu_hdl.emu.fp.log2_f32`: error below
+  2^-22 ulp before one rounding), the source always flushed;
+* ``v_sin_f32``, ``v_cos_f32``: ``sin(2*pi*x)``, ``cos(2*pi*x)`` by the CORDIC the model
+  defines (:func:`gpgpu_hdl.emu.fp.sin_f32`: error below 2^-22 ulp before one rounding).
 
-``v_log_f32``, ``v_log_clamp_f32``, ``v_sin_f32`` and ``v_cos_f32`` belong to the same table
-sub-unit but are not built (:data:`TRANS_NOT_BUILT`): their model is a binary64 evaluation,
-which no small iterative datapath reproduces bit for bit.
+That is the whole table sub-unit (:data:`TRANS_NOT_BUILT` is empty).
 
 The reciprocal and the two roots share one restoring digit recurrence that finds, one bit
 per cycle from the weight ``2**0`` down to ``2**-25``, the largest ``y`` with
@@ -54,6 +58,31 @@ cycle, ``r >= C[k]`` (``C[k] = log2(1 + 2**-k)`` in units of 2**-52, a ROM) give
 bits; ``Y * 2**i`` is then rounded once. A cycle is a 53-bit subtraction from a ROM word in
 parallel with a 55-bit addition of a shifted copy, and a multiplexer. Zero, NaN, ``x >= 128``
 (+inf) and ``x < -126`` (+0) take one cycle.
+
+``v_log_f32`` has one too (built only with it), the dual of exp's: ``x = 2**E * x'`` (or, for x in
+(1, 5/4), ``x' = x * (1 - 2**-c)`` and a start value ``-log2(1 - 2**-c)`` from a 21-word ROM), and
+the deviation from 1 held scaled, ``W = 2**k * (1 - x' * prod)`` with 52 fraction bits, below 2 (so
+that it keeps its relative precision near 1). For 48 cycles from ``k = ks`` (1, or up to 23 near 1),
+``T = W + (W >> k)`` (a barrel shifter and a 54-bit addition) decides: ``T >= 1`` takes the factor
+``1 + 2**-k``, ``W <- 2 * (T - 1)`` (else ``2 * W``), and adds or subtracts ``log2(1 + 2**-k)`` (a
+70-word ROM of 57-bit constants scaled by ``2**k``, shifted right by ``k - u``, a second shifter) to
+the 58-bit result ``R``, kept at the result's scale ``2**(56 + u)``. ``R``'s leading one is among
+its top four bits: a four-way shift and :func:`~.common.round_pack` round it. NaN, negative, zero
+and +inf take one cycle.
+
+``v_sin_f32`` and ``v_cos_f32`` share a third datapath. The argument is reduced exactly: for |x| >=
+1/8, ``|x| * 2**26`` is an integer (35 bits), its distance to the nearest integer (ties to even)
+gives ``t`` in [0, 1/4] (``min(a, 1/2 - a)``, or ``|1/4 - a|`` for cos) and the sign; below 1/8
+``t = |x|`` (sin) or ``1/4 - |x|`` rounded down to 2**-58 (cos). CORDIC then rotates ``(x, y)``
+from ``(1/K, 0)`` by ``-+atan(2**-k)`` as the angle left, ``z``, is positive or negative, for 48
+cycles from ``k = ks``, where ``t`` is in [2**-(ks+3), 2**-(ks+2)) (``ks = 0`` from 1/8, up to 146
+for a denormal): ``y`` and ``z`` are held at the scale ``2**ks``, so ``sin(2*pi*t)`` keeps its
+relative precision however small ``t`` is. A cycle is three 58-bit additions or subtractions
+(``x -+ y >> (ks + k)``, ``y +- x >> (k - ks)``, ``z -+ ROM[k] >> (k - ks)``, the ROM holding
+``atan(2**-k) / (2*pi)`` scaled by ``2**k``, 33 words) beside three shifters; ``1/K`` (the gain of
+the 48 rotations) comes from a 33-word ROM by ``ks``. ``y`` is rounded once, a denormal result
+included. NaN, inf, |x| > 256, zeros and exact zero results (sin of a multiple of 1/2, cos of an
+odd multiple of 1/4) take one cycle.
 """
 
 import decimal
@@ -64,7 +93,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from .common import F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, round_pack, unpack
 from .ops import FP_OPS, SUBUNIT_OF
 
-__all__ = ["FpTrans", "TRANS_NOT_BUILT", "EXP_TABLE"]
+__all__ = ["FpTrans", "TRANS_NOT_BUILT", "EXP_TABLE", "LOG_TABLE", "LOG_DOWN_TABLE",
+           "TRIG_ATAN_TABLE", "TRIG_START_TABLE"]
 
 _RCP_OPS = ("v_rcp_f32", "v_rcp_iflag_f32", "v_rcp_clamp_f32", "v_rcp_legacy_f32")
 _SQRT_OPS = ("v_sqrt_f32",)
@@ -72,14 +102,17 @@ _RSQ_OPS = ("v_rsq_f32", "v_rsq_clamp_f32", "v_rsq_legacy_f32")
 _ROOT_OPS = _SQRT_OPS + _RSQ_OPS
 _DIGIT_OPS = _RCP_OPS + _ROOT_OPS           # the shared digit recurrence
 _EXP_OPS = ("v_exp_f32",)
+_LOG_OPS = ("v_log_f32", "v_log_clamp_f32")
+_TRIG_OPS = ("v_sin_f32", "v_cos_f32")
 _DIV_SCALE_OPS = ("v_div_scale_f32",)
 _DIV_FIXUP_OPS = ("v_div_fixup_f32",)
 _CLAMP_OPS = ("v_rcp_clamp_f32", "v_rsq_clamp_f32")
 
 _TRANS_UNIT_OPS = tuple(n for n in FP_OPS if SUBUNIT_OF[n] == "trans")
-_IMPLEMENTED = frozenset(_DIGIT_OPS + _EXP_OPS + _DIV_SCALE_OPS + _DIV_FIXUP_OPS)
+_IMPLEMENTED = frozenset(_DIGIT_OPS + _EXP_OPS + _LOG_OPS + _TRIG_OPS + _DIV_SCALE_OPS
+                         + _DIV_FIXUP_OPS)
 
-#: The table's ``trans`` instructions :class:`FpTrans` does not build (binary64 models).
+#: The table's ``trans`` instructions :class:`FpTrans` does not build (none now).
 TRANS_NOT_BUILT: tuple[str, ...] = tuple(n for n in _TRANS_UNIT_OPS if n not in _IMPLEMENTED)
 
 if not frozenset(_TRANS_UNIT_OPS) >= _IMPLEMENTED:      # the table changed under this module
@@ -97,6 +130,20 @@ _EXP_F = 52
 _EXP_G = 54
 _EXP_STEPS = 48
 
+#: v_log_f32: fraction bits of the scaled deviation W and of the sum R (relative to the
+#: result's scale), the factors 1 + 2**-k per operation and the largest k.
+_LOG_F = 52
+_LOG_A = 56
+_LOG_STEPS = 48
+_LOG_KMAX = 23 + _LOG_STEPS - 1
+
+#: v_sin_f32/v_cos_f32: fraction bits of x, y and of z (relative to 2**-ks), rotations per
+#: operation, and the k from which the scaled constants no longer change.
+_TRIG_X = 56
+_TRIG_Z = 58
+_TRIG_STEPS = 48
+_TRIG_KCAP = 32
+
 
 def _log2_table(frac_bits: int, steps: int) -> tuple[int, ...]:
     """``round(log2(1 + 2**-k) * 2**frac_bits)`` (nearest even) for k = 1..steps (the same
@@ -112,6 +159,63 @@ def _log2_table(frac_bits: int, steps: int) -> tuple[int, ...]:
 
 #: log2(1 + 2**-k) in units of 2**-52, k = 1..48 (the ROM of v_exp_f32).
 EXP_TABLE: tuple[int, ...] = _log2_table(_EXP_F, _EXP_STEPS)
+
+
+def _log2_relative_table(down: bool, frac_bits: int, kmin: int, kmax: int) -> tuple[int, ...]:
+    """``round(T * 2**(k + frac_bits))`` (nearest even) for k = kmin..kmax, ``T`` being
+    ``log2(1 + 2**-k)``, or ``-log2(1 - 2**-k)`` when ``down`` (the same constants as
+    :func:`gpgpu_hdl.emu.fp.log2_f32`, computed here independently)."""
+    out = []
+    with decimal.localcontext() as ctx:
+        ctx.prec = 90
+        two = decimal.Decimal(2)
+        ln2 = two.ln()
+        for k in range(kmin, kmax + 1):
+            value = -(1 - two ** -k).ln() if down else (1 + two ** -k).ln()
+            scaled = value / ln2 * two ** (k + frac_bits)
+            out.append(int(scaled.to_integral_value(decimal.ROUND_HALF_EVEN)))
+    return tuple(out)
+
+
+#: log2(1 + 2**-k) * 2**(k + 56), k = 1..70 (the ROM of v_log_f32's iteration).
+LOG_TABLE: tuple[int, ...] = _log2_relative_table(False, _LOG_A, 1, _LOG_KMAX)
+#: -log2(1 - 2**-c) * 2**(c + 56), c = 2..22 (v_log_f32's start value for x in (1, 5/4)).
+LOG_DOWN_TABLE: tuple[int, ...] = _log2_relative_table(True, _LOG_A, 2, 22)
+
+
+def _cordic_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``atan(2**-k) / (2*pi) * 2**(k + 58)`` for k = 0..32 and ``2**56`` divided by
+    ``prod(sqrt(1 + 2**-2j), j = ks .. ks + 47)`` for ks = 0..32, rounded to nearest even (the
+    same constants as :func:`gpgpu_hdl.emu.fp.sin_f32`, computed here independently)."""
+    def atan(y: decimal.Decimal) -> decimal.Decimal:       # 0 < y <= 1/2: the series
+        total, power, n = decimal.Decimal(0), y, 1
+        while abs(power) > decimal.Decimal(10) ** -85:
+            total += power / n
+            power *= -y * y
+            n += 2
+        return total
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        two = decimal.Decimal(2)
+        quarter_pi = 4 * atan(decimal.Decimal(1) / 5) - atan(decimal.Decimal(1) / 239)
+        angles = [quarter_pi] + [atan(two ** -k) for k in range(1, _TRIG_KCAP + 1)]
+        rom = tuple(int((a / (8 * quarter_pi) * two ** (k + _TRIG_Z))
+                        .to_integral_value(decimal.ROUND_HALF_EVEN))
+                    for k, a in enumerate(angles))
+        starts = []
+        for ks in range(_TRIG_KCAP + 1):
+            gain_squared = decimal.Decimal(1)
+            for j in range(ks, ks + _TRIG_STEPS):
+                gain_squared *= 1 + two ** (-2 * j)
+            starts.append(int((two ** _TRIG_X / gain_squared.sqrt())
+                              .to_integral_value(decimal.ROUND_HALF_EVEN)))
+    return rom, tuple(starts)
+
+
+#: atan(2**-k) / (2*pi) * 2**(k + 58), k = 0..32 (v_sin_f32/v_cos_f32's angle ROM, revolutions)
+#: and the start value 2**56 / gain for each first rotation ks = 0..32.
+TRIG_ATAN_TABLE, TRIG_START_TABLE = _cordic_tables()
 
 
 def _operand(m, bits, name: str):
@@ -142,17 +246,19 @@ def _below(m, a, b, offset: int, name: str):
 
 
 class FpTrans(FpSubUnit):
-    """FP32 reciprocal, square root, reciprocal square root, 2**x and the division helpers.
+    """FP32 reciprocal, square root, reciprocal square root, 2**x, log2(x), sin, cos and the
+    division helpers.
 
-    Timing: ``v_div_scale_f32``, ``v_div_fixup_f32`` and every op whose source is special (a
-    zero, an infinity, a NaN, negative for the roots, out of [-126, 128) for exp) take one
-    cycle: the result of the inputs at ``start`` is registered at the end of that cycle and
-    ``done`` is high from the next one. Otherwise the datapath loads at the end of the
-    ``start`` cycle, iterates (26 cycles for rcp/sqrt/rsq, 48 for exp), and the rounded result
-    is registered one cycle later: ``done`` rises 28 (exp: 50) cycles after ``start``; the most
-    of the ops built is :attr:`latency`. ``done`` falls at the end of a ``start`` cycle that
-    begins an iteration; it stays high, the outputs stable, until then. The inputs must be
-    held stable from ``start`` until ``done`` (the final rounding reads them again).
+    Timing: ``v_div_scale_f32``, ``v_div_fixup_f32`` and every op whose source is special (a zero,
+    an infinity, a NaN, negative for the roots and log, out of [-126, 128) for exp, beyond 256 or
+    with an exact zero result for sin/cos) take one cycle: the result of the inputs at ``start`` is
+    registered at the end of that cycle and ``done`` is high from the next one. Otherwise the
+    datapath loads at the end of the ``start`` cycle, iterates (26 cycles for rcp/sqrt/rsq, 48 for
+    exp, log, sin and cos), and the rounded result is registered one cycle later: ``done`` rises 28
+    (exp, log, sin, cos: 50) cycles after ``start``; the most of the ops built is :attr:`latency`.
+    ``done`` falls at the end of a ``start`` cycle that begins an iteration; it stays high, the
+    outputs stable, until then. The inputs must be held stable from ``start`` until ``done`` (the
+    final rounding reads them again).
 
     Parameters
     ----------
@@ -161,7 +267,8 @@ class FpTrans(FpSubUnit):
         :class:`~gpgpu_hdl.cu.fpu.common.FpSubUnit`. Without sqrt and rsq there is no root
         datapath (``tau`` stays constant, no ``h`` registers); without rsq the registers are 26
         fraction bits wide instead of 48; without any of rcp/sqrt/rsq no digit recurrence;
-        without exp no exp datapath.
+        without exp no exp datapath; without log no log datapath; without sin and cos no
+        CORDIC.
 
     Members
     -------
@@ -182,11 +289,12 @@ class FpTrans(FpSubUnit):
 
     @property
     def latency(self) -> int:
-        """Worst-case cycles from ``start`` to ``done``: 50 with exp, else 28 with
-        rcp/sqrt/rsq, else 1."""
-        if self._any(_EXP_OPS):
-            return _EXP_STEPS + 2
-        return _STEPS + 2 if self._any(_DIGIT_OPS) else 1
+        """Worst-case cycles from ``start`` to ``done``: 50 with exp, log, sin or cos, else 28
+        with rcp/sqrt/rsq, else 1."""
+        steps = [n for ops, n in ((_DIGIT_OPS, _STEPS), (_EXP_OPS, _EXP_STEPS),
+                                  (_LOG_OPS, _LOG_STEPS), (_TRIG_OPS, _TRIG_STEPS))
+                 if self._any(ops)]
+        return max(steps) + 2 if steps else 1
 
     @property
     def fraction_bits(self) -> int:
@@ -217,11 +325,13 @@ class FpTrans(FpSubUnit):
             name: self._decode(mo, names, f"is_{name}") for name, names in (
                 ("rcp", _RCP_OPS), ("sqrt", _SQRT_OPS), ("rsq", _RSQ_OPS), ("clamp", _CLAMP_OPS),
                 ("rcp_legacy", ("v_rcp_legacy_f32",)), ("rsq_legacy", ("v_rsq_legacy_f32",)),
-                ("exp", _EXP_OPS), ("div_scale", _DIV_SCALE_OPS), ("div_fixup", _DIV_FIXUP_OPS))})
+                ("exp", _EXP_OPS), ("log", _LOG_OPS), ("log_clamp", ("v_log_clamp_f32",)),
+                ("trig", _TRIG_OPS), ("cos", ("v_cos_f32",)),
+                ("div_scale", _DIV_SCALE_OPS), ("div_fixup", _DIV_FIXUP_OPS))})
 
-        # S0, flushed per MODE (rsq always)
+        # S0, flushed per MODE (rsq and log always)
         x_bits = Signal(32, name="x_bits")
-        mo.d.comb += x_bits.eq(flush(self.src0, self.flush_in | dec.rsq))
+        mo.d.comb += x_bits.eq(flush(self.src0, self.flush_in | dec.rsq | dec.log))
         x = _operand(mo, x_bits, "x")
 
         value = Signal(32, name="value")        # the op's result, from the inputs and state
@@ -232,20 +342,27 @@ class FpTrans(FpSubUnit):
         rp_sign = Signal(name="rp_sign")
         rp_exp = Signal(signed(12), name="rp_exp")
         rp_sig = Signal(27, name="rp_sig")
+        log_sign = Signal(name="log_sign")
+        trig_sign = Signal(name="trig_sign")
         rounded = None
-        if self._any(_DIGIT_OPS + _EXP_OPS + _DIV_SCALE_OPS):
-            # the roots only iterate on x > 0: every rounded result but exp has S0's sign
-            mr.d.comb += rp_sign.eq(x.sign & ~dec.exp)
+        if self._any(_DIGIT_OPS + _EXP_OPS + _LOG_OPS + _TRIG_OPS + _DIV_SCALE_OPS):
+            # the roots only iterate on x > 0: every rounded result but exp, log, sin and cos
+            # has S0's sign
+            mr.d.comb += rp_sign.eq(Mux(dec.log, log_sign,
+                                        Mux(dec.trig, trig_sign, x.sign & ~dec.exp)))
             rounded = round_pack(mr, rp_sign, rp_exp, rp_sig, self.flush_out, name="rp")
 
-        if self._any(_DIGIT_OPS + _EXP_OPS):
-            # --- the iteration's control: busy for 26 (exp: 48) cycles, then fin for one ---
+        if self._any(_DIGIT_OPS + _EXP_OPS + _LOG_OPS + _TRIG_OPS):
+            # --- the iteration's control: busy for 26 (exp, log, sin, cos: 48) cycles, then fin
+            # for one ---
             m.submodules.recurrence = mc = Module()
             busy = Signal(name="busy")
-            count = Signal(range(max(_STEPS, _EXP_STEPS)), name="count")
+            count = Signal(range(max(_STEPS, _EXP_STEPS, _LOG_STEPS, _TRIG_STEPS)), name="count")
             with mc.If(self.start & needs_iter):
                 mc.d.sync += [busy.eq(1), fin.eq(0),
-                              count.eq(Mux(dec.exp, _EXP_STEPS - 1, _STEPS - 1))]
+                              count.eq(Mux(dec.exp, _EXP_STEPS - 1,
+                                           Mux(dec.log, _LOG_STEPS - 1,
+                                               Mux(dec.trig, _TRIG_STEPS - 1, _STEPS - 1))))]
             with mc.Elif(busy):
                 mc.d.sync += count.eq(count - 1)
                 with mc.If(count == 0):
@@ -254,13 +371,21 @@ class FpTrans(FpSubUnit):
                 mc.d.sync += fin.eq(0)
             digit_iter = Signal(name="digit_iter")
             exp_iter = Signal(name="exp_iter")
-            mo.d.comb += needs_iter.eq(digit_iter | exp_iter)
+            log_iter = Signal(name="log_iter")
+            trig_iter = Signal(name="trig_iter")
+            mo.d.comb += needs_iter.eq(digit_iter | exp_iter | log_iter | trig_iter)
             if self._any(_DIGIT_OPS):
                 self._recurrence(mo, mc, mr, x, dec, busy, digit_iter, rounded, rp_exp, rp_sig,
                                  value)
             if self._any(_EXP_OPS):
                 self._exp(mo, mc, mr, x, x_bits, dec, busy, exp_iter, rounded, rp_exp, rp_sig,
                           value)
+            if self._any(_LOG_OPS):
+                self._log(mo, mc, mr, x, x_bits, dec, busy, log_iter, rounded, rp_exp, rp_sig,
+                          log_sign, value)
+            if self._any(_TRIG_OPS):
+                self._trig(mo, mc, mr, x, x_bits, dec, busy, trig_iter, rounded, rp_exp, rp_sig,
+                           trig_sign, value)
 
         if self._any(_DIV_SCALE_OPS + _DIV_FIXUP_OPS):
             d_bits = Signal(32, name="d_bits")
@@ -302,7 +427,8 @@ class FpTrans(FpSubUnit):
         frac = self.fraction_bits
         width = self.width
         is_root = Signal(name="is_root")
-        mo.d.comb += is_root.eq(dec.sqrt | dec.rsq)
+        is_digit = Signal(name="is_digit")     # the registers only step for these ops
+        mo.d.comb += [is_root.eq(dec.sqrt | dec.rsq), is_digit.eq(dec.rcp | is_root)]
 
         # --- special operands: NaN, negative (roots), zero, infinity ------------------------
         special = Signal(32, name="special")
@@ -352,7 +478,7 @@ class FpTrans(FpSubUnit):
                 rho.eq(Mux(dec.sqrt, m_fix, one)),
                 tau.eq(Mux(dec.sqrt, one, m_fix)),
             ]
-        with mc.Elif(busy):
+        with mc.Elif(busy & is_digit):
             mc.d.sync += [
                 rho.eq(Mux(take, diff[:width], rho) << 1),
                 y.eq(Cat(take, y[:-1])),
@@ -367,7 +493,7 @@ class FpTrans(FpSubUnit):
                     h3.eq(Mux(dec.sqrt, (3 * one) >> 1,
                               Mux(dec.rsq, (m_fix + (m_fix << 1)) >> 1, 0))),
                 ]
-            with mc.Elif(busy):
+            with mc.Elif(busy & is_digit):
                 mc.d.sync += [
                     tau.eq(Mux(take, tau + h3, tau - h)),
                     h.eq(h >> 1),
@@ -437,25 +563,268 @@ class FpTrans(FpSubUnit):
         ]
 
         # --- the iteration: r -= C[k], Y += Y >> k while r >= C[k], k = 1..48 -------------
+        # (a module of its own, which only steps for exp: a simulator evaluates it only when
+        # its state changes)
+        mc.submodules.exp = me = Module()
         r = Signal(_EXP_F, name="exp_r")
         big_y = Signal(_EXP_G + 1, name="exp_y")
         k = Signal(range(_EXP_STEPS + 1), name="exp_k")
         table = Array(Const(c, _EXP_F) for c in (0, *EXP_TABLE))
         c_k = Signal(_EXP_F, name="exp_c")
         r_diff = Signal(_EXP_F + 1, name="exp_diff")
-        mc.d.comb += [c_k.eq(table[k]), r_diff.eq(r - c_k)]
-        with mc.If(self.start & needs_iter):
-            mc.d.sync += [r.eq(fixed[:_EXP_F]), big_y.eq(1 << _EXP_G), k.eq(1)]
-        with mc.Elif(busy):
-            with mc.If(~r_diff[_EXP_F]):
-                mc.d.sync += [r.eq(r_diff[:_EXP_F]), big_y.eq(big_y + (big_y >> k))]
-            mc.d.sync += k.eq(k + 1)
+        me.d.comb += [c_k.eq(table[k]), r_diff.eq(r - c_k)]
+        with me.If(self.start & needs_iter):
+            me.d.sync += [r.eq(fixed[:_EXP_F]), big_y.eq(1 << _EXP_G), k.eq(1)]
+        with me.Elif(busy & dec.exp):
+            with me.If(~r_diff[_EXP_F]):
+                me.d.sync += [r.eq(r_diff[:_EXP_F]), big_y.eq(big_y + (big_y >> k))]
+            me.d.sync += k.eq(k + 1)
 
         # --- rounding: Y * 2**(i - 54), Y in [2**54, 2**55) --------------------------------
         with mr.If(dec.exp):
             mr.d.comb += [
                 rp_exp.eq(127 + fixed[_EXP_F:].as_signed()),
                 rp_sig.eq(Cat(big_y[:_EXP_G - 25].any(), big_y[_EXP_G - 25:])),
+                value.eq(Mux(needs_iter, rounded, special)),
+            ]
+
+    # --- log --------------------------------------------------------------------------------
+
+    def _log(self, mo, mc, mr, x, x_bits, dec, busy, needs_iter, rounded, rp_exp, rp_sig,
+             sign, value):
+        """``v_log_f32``, ``v_log_clamp_f32``: cases, start values (``mo``), the shift-and-add
+        iteration (``mc``), rounding and result (``mr``)."""
+        frac, acc = _LOG_F, _LOG_A
+        # --- special operands: NaN, x < 0 (-inf included), ±0 (denormals flushed), +inf ------
+        invalid = Signal(name="log_invalid")
+        special = Signal(32, name="log_special")
+        mo.d.comb += [
+            invalid.eq(x.nan | (x.sign & ~x.zero)),
+            needs_iter.eq(dec.log & ~invalid & ~x.zero & ~x.inf),
+        ]
+        with mo.If(invalid):
+            mo.d.comb += special.eq(F32_NAN)
+        with mo.Elif(x.zero):
+            mo.d.comb += special.eq(Cat(Const(_INF, 31), 1))
+        with mo.Else():
+            mo.d.comb += special.eq(_INF)
+
+        # --- the cases: x = 2**E * x' with x' in (1/2, 1] (E - 1 the exponent, or E with a zero
+        # mantissa), except x in (1, 5/4): x' = x * (1 - 2**-c), c = leading zeros of mant ---
+        mant = x_bits[:23]
+        field = x_bits[23:31]
+        pow2 = Signal(name="log_pow2")
+        big_e = Signal(signed(10), name="log_e")
+        below = Signal(name="log_below")          # x in (1/2, 1): the result is -log2(1/x')
+        above = Signal(name="log_above")          # x in (1, 5/4)
+        mo.d.comb += [
+            pow2.eq(~mant.any()),
+            big_e.eq(field - 126 - pow2),
+            below.eq((field == 126) & ~pow2),
+            above.eq((field == 127) & ~pow2 & ~mant[21:].any()),
+        ]
+        # 1 - x' = v * 2**-24, or (2**23 - mant * (2**c - 1)) * 2**-(23 + c) (above)
+        v = Signal(24, name="log_v")
+        nv = Signal(24, name="log_nv")
+        norm = Signal(24, name="log_norm")
+        mo.d.comb += [
+            v.eq(Mux(pow2, 0, (1 << 23) - mant)),
+            nv.eq(Mux(above, mant, v)),
+        ]
+        lz, _ = leading_zeros(nv)
+        mo.d.comb += norm.eq(nv << lz[:5])
+        ks = Signal(range(24), name="log_ks")     # the first k
+        w_init = Signal(frac + 1, name="log_w_init")
+        mo.d.comb += ks.eq(Mux(below, lz, Mux(above, lz - 1, 1)))
+        with mo.If(above):
+            mo.d.comb += w_init.eq(((1 << 23) - (norm >> 1) + mant) << (frac - 23))
+        with mo.Elif(below):
+            mo.d.comb += w_init.eq(norm << (frac - 24))
+        with mo.Else():
+            mo.d.comb += w_init.eq(v << (frac - 23))
+
+        # --- the result's scale: R = |log2 x| * 2**(56 + u) in [2**54, 2**58) ---------------
+        mag = Signal(8, name="log_mag")           # |E| <= 128
+        mag1 = Signal(9, name="log_mag1")
+        mo.d.comb += [mag.eq(Mux(big_e < 0, -big_e, big_e)), mag1.eq(mag + 1)]
+        lz_e, _ = leading_zeros(mag1)             # 9 - bitlen(|E| + 1), at most 8
+        u = Signal(signed(8), name="log_u")
+        shift0 = Signal(range(8), name="log_shift0")   # k - u at the first step
+        r_init = Signal(acc + 2, name="log_r_init")
+        down = Array(Const(c, acc + 1) for c in (0, 0, *LOG_DOWN_TABLE, *(0,) * 9))
+        mo.d.comb += [
+            u.eq(Mux(below | above, ks, lz_e - 7)),
+            shift0.eq(Mux(below | above, 0, 8 - lz_e)),
+            sign.eq(below | (~above & (big_e < 0))),
+        ]
+        with mo.If(above):
+            mo.d.comb += r_init.eq(down[(lz - 1)[:5]])
+        with mo.Elif(below):
+            mo.d.comb += r_init.eq(0)
+        with mo.Else():
+            mo.d.comb += r_init.eq((mag << lz_e[:4]) << (acc - 7))
+
+        # --- the iteration: W + (W >> k) >= 1 takes the factor 1 + 2**-k -----------------------
+        # (a module of its own: a simulator evaluates it only when its state changes)
+        mc.submodules.log = ml = Module()
+        w = Signal(frac + 1, name="log_w")
+        r = Signal(acc + 2, name="log_r")
+        k = Signal(range(_LOG_KMAX + 1), name="log_k")
+        sh = Signal(range(8 + _LOG_STEPS), name="log_sh")
+        table = Array(Const(c, acc + 1) for c in (0, *LOG_TABLE))
+        t = Signal(frac + 2, name="log_t")
+        term = Signal(acc + 1, name="log_term")
+        take = Signal(name="log_take")
+        ml.d.comb += [
+            t.eq(w + (w >> k)),
+            take.eq(t[frac:].any()),
+            term.eq(table[k] >> sh),
+        ]
+        with ml.If(self.start & needs_iter):
+            ml.d.sync += [w.eq(w_init), r.eq(r_init), k.eq(ks), sh.eq(shift0)]
+        with ml.Elif(busy & dec.log):
+            ml.d.sync += [
+                w.eq(Cat(Const(0, 1), Mux(take, t[:frac], w[:frac]))),
+                k.eq(k + 1),
+                sh.eq(sh + 1),
+            ]
+            with ml.If(take):
+                ml.d.sync += r.eq(Mux(sign, r + term, r - term))
+
+        # --- rounding: R * 2**-(56 + u), its leading bit among the top four (R = 0: x = 1) ---
+        lz_r, _ = leading_zeros(r[acc - 2:])
+        r_norm = Signal(acc + 2, name="log_r_norm")
+        low = acc + 2 - 26
+        ml.d.comb += r_norm.eq(r << lz_r)
+        with mr.If(dec.log):
+            mr.d.comb += [
+                rp_exp.eq(128 - lz_r - u),
+                rp_sig.eq(Cat(r_norm[:low].any(), r_norm[low:])),
+            ]
+            with mr.If(~needs_iter):
+                mr.d.comb += value.eq(Mux(dec.log_clamp & (special == 0xFF800000),
+                                          0xFF7FFFFF, special))
+            with mr.Else():
+                mr.d.comb += value.eq(rounded)
+
+    # --- sin, cos ---------------------------------------------------------------------------
+
+    def _trig(self, mo, mc, mr, x, x_bits, dec, busy, needs_iter, rounded, rp_exp, rp_sig,
+              sign, value):
+        """``v_sin_f32``, ``v_cos_f32``: argument reduction and start values (``mo``), the
+        CORDIC rotations (``mc``), rounding and result (``mr``)."""
+        fx, fz = _TRIG_X, _TRIG_Z
+        # --- |x| >= 1/8 (exponent >= 124): |x| * 2**26 exactly, its distance to an integer ---
+        fixed = Signal(name="trig_fixed")
+        xi = Signal(24 + 11, name="trig_xi")               # |x| <= 256
+        frac = xi[:26]
+        rneg = Signal(name="trig_rneg")                     # x - rint(x) has the other sign
+        a = Signal(26, name="trig_a")                       # |x - rint(x)| * 2**26 <= 2**25
+        c = Signal(signed(27), name="trig_c")               # (1/4 - |x - rint(x)|) * 2**26
+        t = Signal(25, name="trig_t")                       # the reduced angle * 2**26
+        mo.d.comb += [
+            fixed.eq(x.exp >= 124),
+            xi.eq(Mux(fixed, x.sig << (x.exp - 124)[:4], 0)),
+            rneg.eq((frac > (1 << 25)) | ((frac == (1 << 25)) & xi[26])),
+            a.eq(Mux(rneg, (1 << 26) - frac, frac)),
+            c.eq((1 << 24) - a),
+        ]
+        with mo.If(dec.cos):            # cos(2 pi a) = sin(2 pi (1/4 - a))
+            mo.d.comb += [t.eq(Mux(c < 0, -c, c)), sign.eq(fixed & (c < 0))]
+        with mo.Else():                 # sin(2 pi a) = sin(2 pi (1/2 - a))
+            mo.d.comb += [t.eq(Mux(a > (1 << 24), (1 << 25) - a, a)),
+                          sign.eq(x.sign ^ (fixed & rneg))]
+
+        # --- special operands: NaN, inf, |x| > 256, zero, and exact zeros of the result ------
+        in_range = Signal(name="trig_in_range")
+        zero_t = Signal(name="trig_zero_t")
+        special = Signal(32, name="trig_special")
+        mo.d.comb += [
+            in_range.eq(x_bits[:31] <= 0x4380_0000),
+            zero_t.eq(fixed & ~t.any()),
+            needs_iter.eq(dec.trig & ~x.nan & ~x.inf & in_range & ~x.zero & ~zero_t),
+        ]
+        with mo.If(x.nan | x.inf):
+            mo.d.comb += special.eq(F32_NAN)
+        with mo.Elif(dec.cos):          # 1.0 out of range and for a zero, +0 for a zero t
+            mo.d.comb += special.eq(Mux(zero_t & in_range & ~x.zero, 0, _ONE))
+        with mo.Elif(~in_range):
+            mo.d.comb += special.eq(0)
+        with mo.Else():                 # a signed zero
+            mo.d.comb += special.eq(Cat(Const(0, 31), sign))
+
+        # --- start: t in [2**-(ks+3), 2**-(ks+2)) (ks = 0 from 1/8), z = t * 2**(ks + 58) ------
+        lz, _ = leading_zeros(t)
+        ks = Signal(8, name="trig_ks")                      # up to 146 (a denormal x)
+        z_init = Signal(signed(fz), name="trig_z_init")
+        # cos of |x| < 1/8: 1/4 - |x| rounded down, 2**56 - ceil(|x| * 2**58)
+        left = Signal(range(32), name="trig_left")
+        right = Signal(range(128), name="trig_right")
+        wide = Signal(24 + 120, name="trig_wide")
+        up = Signal(fz - 2, name="trig_up")
+        mo.d.comb += [
+            left.eq(Mux(x.exp >= 92, x.exp - 92, 0)),
+            right.eq(Mux(x.exp >= 92, 0, 92 - x.exp)),
+            wide.eq(Cat(Const(0, 120), x.sig) >> right),
+            up.eq(Mux(x.exp >= 92, x.sig << left, wide[120:] + wide[:120].any())),
+        ]
+        with mo.If(fixed):
+            mo.d.comb += [ks.eq(Mux(lz == 0, 0, lz - 1)),
+                          z_init.eq(Mux(lz == 0, t << 32, (t << lz[:5]) << 31))]
+        with mo.Elif(dec.cos):
+            mo.d.comb += [ks.eq(0), z_init.eq((1 << (fz - 2)) - up)]
+        with mo.Else():                 # sin of |x| < 1/8: t = |x|, the normalized significand
+            mo.d.comb += [ks.eq(124 - x.exp), z_init.eq(x.sig << 32)]
+        ks_cap = Signal(range(_TRIG_KCAP + 1), name="trig_ks_cap")
+        shy_init = Signal(range(64), name="trig_shy_init")
+        mo.d.comb += [
+            ks_cap.eq(Mux(ks > _TRIG_KCAP, _TRIG_KCAP, ks)),
+            shy_init.eq(Mux(ks > 31, 63, ks << 1)),
+        ]
+
+        # --- the rotations: d = sign of z; x -= d y 2**-k, y += d x 2**-k, z -= d atan(2**-k) -
+        # (a module of its own: a simulator evaluates it only when its state changes)
+        mc.submodules.trig = mt = Module()
+        cx = Signal(signed(fx + 2), name="trig_x")
+        cy = Signal(signed(fx + 2), name="trig_y")          # scaled by 2**ks
+        cz = Signal(signed(fz), name="trig_z")              # scaled by 2**ks
+        i = Signal(range(_TRIG_STEPS), name="trig_i")       # k - ks
+        kidx = Signal(range(_TRIG_KCAP + 1), name="trig_k")  # min(k, 32)
+        shy = Signal(range(64), name="trig_shy")            # min(ks + k, 63)
+        atan = Array(Const(v, fz - 2) for v in TRIG_ATAN_TABLE)
+        starts = Array(Const(v, fx + 1) for v in TRIG_START_TABLE)
+        dx = Signal(signed(fx + 2), name="trig_dx")
+        dy = Signal(signed(fx + 2), name="trig_dy")
+        dz = Signal(fz - 2, name="trig_dz")
+        down = Signal(name="trig_down")
+        mt.d.comb += [
+            down.eq(cz < 0),
+            dx.eq(cy >> shy),
+            dy.eq(cx >> i),
+            dz.eq(atan[kidx] >> i),
+        ]
+        with mt.If(self.start & needs_iter):
+            mt.d.sync += [cx.eq(starts[ks_cap]), cy.eq(0), cz.eq(z_init), i.eq(0),
+                          kidx.eq(ks_cap), shy.eq(shy_init)]
+        with mt.Elif(busy & dec.trig):
+            mt.d.sync += [
+                cx.eq(Mux(down, cx + dx, cx - dx)),
+                cy.eq(Mux(down, cy - dy, cy + dy)),
+                cz.eq(Mux(down, cz + dz, cz - dz)),
+                i.eq(i + 1),
+                kidx.eq(Mux(kidx == _TRIG_KCAP, _TRIG_KCAP, kidx + 1)),
+                shy.eq(Mux(shy == 63, 63, shy + 1)),
+            ]
+
+        # --- rounding: y * 2**-(ks + 56), y in [2**55, 2**57) ---------------------------------
+        top = cy[fx]
+        y_norm = Signal(fx + 1, name="trig_y_norm")
+        low = fx + 1 - 26
+        mt.d.comb += y_norm.eq(Mux(top, cy[:fx + 1], cy[:fx] << 1))
+        with mr.If(dec.trig):
+            mr.d.comb += [
+                rp_exp.eq(126 + top - ks),
+                rp_sig.eq(Cat(y_norm[:low].any(), y_norm[low:])),
                 value.eq(Mux(needs_iter, rounded, special)),
             ]
 
