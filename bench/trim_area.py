@@ -9,8 +9,9 @@ for the kernel and the untrimmed unit of the same configuration go through Yosys
 (``synth_ecp5``, and ``synth_xilinx`` with ``--xilinx``); the table gives LUT4, FF, EBR and DSP
 of each and the reduction, then the averages over the kernels (SCRATCH's figure to beat:
 36 % LUTs, 41 % FFs). Every run is cached under ``--cache-dir``, so an interrupted table resumes
-where it stopped. The default 8-lane unit takes Yosys several minutes per kernel on two cores;
-``--config lanes=2`` gives a quick table (the reductions depend on the configuration).
+where it stopped. The default unit (2 lanes, FP32 included) takes Yosys a few minutes per
+kernel on two cores; ``--config lanes=1,...`` gives a quicker table (the reductions depend on
+the configuration).
 """
 
 from __future__ import annotations
