@@ -38,7 +38,15 @@ DESIGNS = {
     "fma": (lambda: FpFma(), "fused multiply-add (fma, div_fmas)"),
     "cmp": (lambda: FpCmp(), "compares, class, min/max/med3"),
     "cvt": (lambda: FpCvt(), "conversions, rounding, ldexp/frexp, packing"),
-    "trans": (lambda: FpTrans(), "rcp/sqrt/rsq, div_scale/fixup"),
+    "trans": (lambda: FpTrans(), "rcp/sqrt/rsq, exp/log/sin/cos, div_scale/fixup"),
+    "trans_div": (lambda: FpTrans(ops=[o for o in FpTrans.OPS if "rcp" in o or "sqrt" in o
+                                       or "rsq" in o or "div_" in o]),
+                  "trans with rcp/sqrt/rsq and the division helpers only"),
+    "trans_exp": (lambda: FpTrans(ops=["v_exp_f32"]), "trans with v_exp_f32 only"),
+    "trans_log": (lambda: FpTrans(ops=["v_log_f32", "v_log_clamp_f32"]),
+                  "trans with v_log_f32, v_log_clamp_f32 only"),
+    "trans_trig": (lambda: FpTrans(ops=["v_sin_f32", "v_cos_f32"]),
+                   "trans with v_sin_f32, v_cos_f32 only"),
     "lane": (lambda: FpLaneUnit(ops=FP_BUILT_OPS), "the whole lane FP unit with modifiers"),
 }
 
@@ -51,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     names = args.only or list(DESIGNS)
     targets = ["ecp5", "xilinx"] if args.xilinx else ["ecp5"]
-    print(f"{'design':8} {'target':6} {'LUT':>7} {'FF':>6} {'DSP':>4} {'carry':>6} "
+    print(f"{'design':10} {'target':6} {'LUT':>7} {'FF':>6} {'DSP':>4} {'carry':>6} "
           f"{'lat':>4} {'s':>6}  what", flush=True)
     for name in names:
         factory, what = DESIGNS[name]
@@ -65,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
                 report = synthesize(text, f"fp_{name}", target, cache_dir=ROOT / "build/synth",
                                     timeout=args.timeout)
             except GpgpuError as exc:
-                print(f"{name:8} {target:6} failed: {exc}", flush=True)
+                print(f"{name:10} {target:6} failed: {exc}", flush=True)
                 return 1
             r = report
-            print(f"{name:8} {target:6} {r.luts:>7,} {r.ffs:>6,} "
+            print(f"{name:10} {target:6} {r.luts:>7,} {r.ffs:>6,} "
                   f"{r.dsps:>4} {r.carries:>6,} {latency:>4} "
                   f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
     return 0
