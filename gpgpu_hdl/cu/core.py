@@ -1298,8 +1298,9 @@ class ComputeUnit(wiring.Component):
                     m.d.comb += [valu_busy.eq(1), fp_start.eq(1)]
                     m.next = "VFPU_WAIT"
                 with m.State("VFPU_WAIT"):
+                    # every lane: an iterative operation ends early on a special operand
                     m.d.comb += valu_busy.eq(1)
-                    with m.If(fpus[0].done):
+                    with m.If(Cat(f.done for f in fpus).all()):
                         m.next = "VEXEC"
 
             with m.State("VEXEC"):
