@@ -90,6 +90,7 @@ import types
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 
+from ...emu import fp
 from .common import F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, round_pack, unpack
 from .ops import FP_OPS, SUBUNIT_OF
 
@@ -145,20 +146,9 @@ _TRIG_STEPS = 48
 _TRIG_KCAP = 32
 
 
-def _log2_table(frac_bits: int, steps: int) -> tuple[int, ...]:
-    """``round(log2(1 + 2**-k) * 2**frac_bits)`` (nearest even) for k = 1..steps (the same
-    constants as :func:`gpgpu_hdl.emu.fp.exp2_f32`, computed here independently)."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 60
-        ln2 = decimal.Decimal(2).ln()
-        scale = decimal.Decimal(2) ** frac_bits
-        return tuple(int(((1 + decimal.Decimal(2) ** -k).ln() / ln2 * scale)
-                         .to_integral_value(decimal.ROUND_HALF_EVEN))
-                     for k in range(1, steps + 1))
-
-
-#: log2(1 + 2**-k) in units of 2**-52, k = 1..48 (the ROM of v_exp_f32).
-EXP_TABLE: tuple[int, ...] = _log2_table(_EXP_F, _EXP_STEPS)
+#: log2(1 + 2**-k) in units of 2**-52, k = 1..48 (the ROM of v_exp_f32): the golden model's
+#: constants, which are the specification of v_exp_f32.
+EXP_TABLE: tuple[int, ...] = fp._EXP_TABLE
 
 
 def _log2_relative_table(down: bool, frac_bits: int, kmin: int, kmax: int) -> tuple[int, ...]:
