@@ -246,3 +246,20 @@ def test_build_cache_and_lock(tmp_path):
     # internal clock, no hooks: "auto" falls back to VPI
     params = sum_params(np.random.default_rng(4), internal_clock=True, method="auto")
     check_sum(params, run_demo(again, "sum_block", params))
+
+
+def test_top_visibility(shared_sim, tmp_path):
+    """``visibility="top"`` hides the inner signals but keeps the ports and the memories."""
+    assert run_demo(shared_sim, "visible", {}) == {"top_port": True, "memory": True,
+                                                   "inner_port": True}
+    sim = build(_verilog(), TOPLEVEL, build_root=tmp_path, memories=["gmem.mem"], clock="clk",
+                visibility="top")
+    assert run_demo(sim, "visible", {}) == {"top_port": True, "memory": True,
+                                            "inner_port": False}
+    for method in ("hooks", "vpi"):
+        params = sum_params(np.random.default_rng(5), internal_clock=True, method=method)
+        check_sum(params, run_demo(sim, "sum_block", params))
+    with pytest.raises(ValueError, match=r"visibility must be one of 'all', 'top', not 'some'"):
+        build(_verilog(), TOPLEVEL, build_root=tmp_path, visibility="some")
+    with pytest.raises(SimulationError, match=r"memory 'gmem.other'.*found 0"):
+        prepare_verilog(_verilog(), TOPLEVEL, memories=["gmem.other"], visibility="top")

@@ -36,6 +36,10 @@ What :func:`build` does to the Verilog
 * ``clock="clk"`` turns that top-level input into a free-running clock inside the design
   (:func:`add_internal_clock`, built with ``--timing``): the testbench must not drive it but can
   still wait on its edges. It is about 4 times faster than cocotb's ``Clock``.
+* ``visibility="top"`` keeps only the top module's signals (its ports and the hooks) and the
+  hooked memories visible to cocotb (:func:`mark_memories_public` and a Verilator control file),
+  instead of every signal (cocotb's ``--public-flat-rw``). Verilator can then inline and
+  optimise the rest: the compute unit simulated 5 times faster and compiled faster.
 * Always added: ``-Wno-lint -Wno-fatal`` (Amaranth's Verilog trips WIDTH and CASEINCOMPLETE
   lint warnings) and ``--timescale 1ns/1ps``; cocotb's runner adds ``--vpi --public-flat-rw``
   (every signal, including memory words, is visible to cocotb).
@@ -133,7 +137,8 @@ from .cocotb_io import PARAMS_ENV, RESULTS_ENV, hook_names, read_data, write_dat
 __all__ = [
     "BASE_ARGS", "TIMING_ARGS", "TIMESCALE", "RESERVED_PORT_NAMES", "VerilatorBuild",
     "verilator_env", "build", "prepare_verilog",
-    "strip_zero_memory_init", "add_memory_hooks", "add_internal_clock",
+    "strip_zero_memory_init", "add_memory_hooks", "mark_memories_public", "add_internal_clock",
+    "VISIBILITY",
 ]
 
 #: Arguments every build gets (Amaranth's Verilog trips Verilator's lint warnings).
@@ -144,6 +149,10 @@ TIMING_ARGS = ("--timing", "-CFLAGS", "-fcoroutines")
 #: Time unit and precision of every build: ``Clock(dut.clk, 10, unit="ns")`` and
 #: ``Timer(1)`` (one precision step, 1 ps) both work.
 TIMESCALE = ("1ns", "1ps")
+
+#: What a build lets cocotb see: ``"all"`` signals (cocotb's default ``--public-flat-rw``), or
+#: the ``"top"`` module's signals and the hooked memories only (faster to compile and simulate).
+VISIBILITY = ("all", "top")
 
 _FORMAT = 1  # bump when the layout of a build directory or the transformations change
 _MARKER = "build.json"
@@ -225,6 +234,18 @@ def strip_zero_memory_init(verilog: str) -> str:
     return _ZERO_INIT.sub("", verilog)
 
 
+def _check_visibility(visibility: str) -> str:
+    if visibility not in VISIBILITY:
+        raise ValueError(f"visibility must be one of {', '.join(map(repr, VISIBILITY))}, "
+                         f"not {visibility!r}")
+    return visibility
+
+
+def _control_file(toplevel: str) -> str:
+    """Verilator control file of a ``visibility="top"`` build: the top module stays visible."""
+    return f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n'
+
+
 def _top_module(verilog: str, toplevel: str) -> tuple[re.Match, int]:
     """The header match of module ``toplevel`` and the index of its ``endmodule``."""
     if not _IDENT.fullmatch(toplevel):
@@ -269,6 +290,36 @@ def add_memory_hooks(verilog: str, toplevel: str, memories: Iterable[str]) -> st
     return verilog[:end] + "".join(blocks) + verilog[end:]
 
 
+def mark_memories_public(verilog: str, toplevel: str, memories: Iterable[str]) -> str:
+    """Mark the declarations of ``memories`` (paths as for :func:`add_memory_hooks`) public.
+
+    With ``visibility="top"`` the build hides every signal below the top module from cocotb;
+    :func:`.cocotb_io.write_words`/``read_words`` still need the memory's handle (to check the
+    range and find the hooks), so its declaration gets Verilator's ``public_flat_rw``
+    metacomment. A memory of the top module itself is already visible. Amaranth names the
+    module of submodule ``a.b`` of top ``t`` ``\\t.a.b``.
+    """
+    for memory in memories:
+        *scope, name = memory.split(".")
+        if not scope:
+            continue
+        module = re.escape("\\" + ".".join([toplevel, *scope]) + " ")
+        header = re.search(rf"^module {module}\(", verilog, re.MULTILINE)
+        if header is None:
+            raise SimulationError(f"memory {memory!r}: the Verilog has no module for "
+                                  f"{'.'.join([toplevel, *scope])!r}")
+        end = re.compile(r"^endmodule\b", re.MULTILINE).search(verilog, header.end())
+        body = verilog[header.end():end.start() if end else len(verilog)]
+        decls = list(re.finditer(rf"^  reg (?:\[[^\]]+\] )?{re.escape(name)} \[[^\]]+\]",
+                                 body, re.MULTILINE))
+        if len(decls) != 1:
+            raise SimulationError(f"memory {memory!r}: expected one array named {name!r} in "
+                                  f"its module, found {len(decls)}")
+        at = header.end() + decls[0].end()
+        verilog = verilog[:at] + " /*verilator public_flat_rw*/" + verilog[at:]
+    return verilog
+
+
 def add_internal_clock(verilog: str, toplevel: str, clock: str = "clk", *,
                        period_ns: float = 10) -> str:
     """Turn the 1-bit input ``clock`` of module ``toplevel`` into a free-running clock.
@@ -309,7 +360,8 @@ RESERVED_PORT_NAMES = frozenset({
 
 
 def prepare_verilog(verilog: str, toplevel: str, *, memories: Iterable[str] = (),
-                    clock: str | None = None, clock_period_ns: float = 10) -> str:
+                    clock: str | None = None, clock_period_ns: float = 10,
+                    visibility: str = "all") -> str:
     """The Verilog text :func:`build` compiles (all the transformations above, in order).
 
     Also rejects top-level ports named like members of Verilator's model class
@@ -326,6 +378,8 @@ def prepare_verilog(verilog: str, toplevel: str, *, memories: Iterable[str] = ()
     memories = list(memories)
     if memories:
         verilog = add_memory_hooks(verilog, toplevel, memories)
+    if _check_visibility(visibility) == "top":
+        verilog = mark_memories_public(verilog, toplevel, memories)
     if clock is not None:
         verilog = add_internal_clock(verilog, toplevel, clock, period_ns=clock_period_ns)
     return verilog
@@ -616,7 +670,7 @@ class VerilatorBuild:
 def build(verilog: str | Callable[[], str], toplevel: str, *,
           build_root: Path | str = Path("build/verilator"), extra_args: Sequence[str] = (),
           memories: Iterable[str] = (), clock: str | None = None, clock_period_ns: float = 10,
-          key: str | None = None) -> VerilatorBuild:
+          visibility: str = "all", key: str | None = None) -> VerilatorBuild:
     """Build ``verilog`` (top module ``toplevel``) with Verilator for cocotb, or reuse a build.
 
     Parameters
@@ -635,6 +689,10 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
     clock : str, optional
         Name of a 1-bit top-level input to turn into an internal free-running clock of
         ``clock_period_ns`` (:func:`add_internal_clock`); cocotb must then not drive it.
+    visibility : {"all", "top"}
+        ``"all"``: cocotb sees every signal (``dut.sub.sig``). ``"top"``: only the top module's
+        signals and the ``memories``; Verilator is free to optimise the rest away, which made
+        the compute unit's model compile faster and simulate 5 times faster.
     key : str, optional
         Stands for the Verilog in the build's hash, so that a callable ``verilog`` is only
         called when no build exists yet. Converting a design with a 2**18-word memory takes
@@ -647,7 +705,8 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
     """
     start = time.monotonic()
     memories = list(memories)
-    options = {"memories": memories, "clock": clock, "clock_period_ns": clock_period_ns}
+    options = {"memories": memories, "clock": clock, "clock_period_ns": clock_period_ns,
+               "visibility": _check_visibility(visibility)}
     args = [*BASE_ARGS, *(TIMING_ARGS if clock is not None else ()), *extra_args]
     versions = _versions()
 
@@ -687,11 +746,16 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
         tmp.mkdir()
         src = tmp / f"{toplevel}.v"
         src.write_text(source)
+        build_args = list(args)
+        if visibility == "top":
+            control = tmp / f"{toplevel}.vlt"
+            control.write_text(_control_file(toplevel))
+            build_args += ["--no-public-flat-rw", str(control)]
         log = tmp / "build.log"
         compile_start = time.monotonic()
         try:
             _new_runner().build(sources=[src], hdl_toplevel=toplevel, build_dir=tmp,
-                                build_args=args, timescale=TIMESCALE, log_file=log)
+                                build_args=build_args, timescale=TIMESCALE, log_file=log)
         except _CommandFailed as exc:
             # keep the log and the Verilog, drop the (possibly large) C++ and objects
             failed = root / f"{toplevel}-{final_key}.failed"

@@ -68,6 +68,15 @@ async def sum_block(dut):
 
 
 @cocotb.test()
+async def visible(dut):
+    """Which of a few signals the build lets cocotb see (see ``build(visibility=...)``)."""
+    await Timer(1, "ns")
+    names = {"top_port": (dut, "trace_data"), "memory": (dut.gmem, "mem"),
+             "inner_port": (dut.gmem, "rdata")}
+    save_results({key: hasattr(scope, name) for key, (scope, name) in names.items()})
+
+
+@cocotb.test()
 async def fails(_dut):
     params = load_params()
     await Timer(1, "ns")
