@@ -503,6 +503,26 @@ def test_commit_trace_file_and_content(tmp_path):
     assert mem_trace.records == []
 
 
+def test_commit_trace_lists_an_atomic_return_only_with_glc():
+    """GLC=0: a buffer atomic leaves VDATA alone, and its trace record must not list it."""
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_mov_b32 v1, 3
+    v_mov_b32 v2, 0
+    s_waitcnt lgkmcnt(0)
+    buffer_atomic_add v1, v2, s[4:7], 0 offen
+    v_mov_b32 v3, 10
+    buffer_atomic_add v3, v2, s[4:7], 0 offen glc
+    s_endpgm"""
+    res, (out,) = run_asm(body, np.full(1, 100, np.uint32), trace=True)
+    plain, glc = (r for r in res.trace.records if r["op"].startswith("buffer_atomic"))
+    assert "vgpr" not in plain or "v1" not in plain["vgpr"]
+    assert sorted(glc["vgpr"]["v3"]) == list(range(100 + 3 * 64, 100 + 3 * 64 + 640, 10))
+    assert out[0] == 100 + 3 * 64 + 10 * 64
+
+
 # -- errors ----------------------------------------------------------------------------------
 
 def test_errors_name_the_problem():

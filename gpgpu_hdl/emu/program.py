@@ -422,6 +422,8 @@ def _writes(inst: Instruction) -> tuple[tuple, ...]:
                 continue
             out.append(("s", op.value, op.count))
         elif role in ("vdst", "vdata") and op.kind is OpKind.VGPR and info.dst is not None:
+            if "atomic" in info.mnemonic and not inst.fields.get("glc", 1):
+                continue    # a memory atomic returns the old value only with GLC
             out.append(("v", op.value, op.count))
     if "exec" in info.writes or "cmpx" in info.flags:
         out.append(("s", EXEC, 2))
