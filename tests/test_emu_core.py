@@ -503,6 +503,30 @@ def test_commit_trace_file_and_content(tmp_path):
     assert mem_trace.records == []
 
 
+def test_carry_out_to_exec_does_not_mask_the_result():
+    """VOP3b with SDST = EXEC: the lanes run under the old EXEC, the carry-out is the new one."""
+    body = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000
+    v_lshlrev_b32 v2, 2, v0
+    v_mov_b32 v1, 7
+    s_waitcnt lgkmcnt(0)
+    v_add_i32_e64 v1, exec, v0, -1
+    s_mov_b64 s[8:9], exec
+    s_mov_b64 exec, -1
+    v_mov_b32 v3, s8
+    v_mov_b32 v4, s9
+    buffer_store_dword v1, v2, s[4:7], 0 offen
+    buffer_store_dword v3, v2, s[4:7], 0 offen offset:256
+    buffer_store_dword v4, v2, s[4:7], 0 offen offset:512
+    s_endpgm"""
+    _, (out,) = run_asm(body, np.zeros(192, np.uint32))
+    lanes = np.arange(64, dtype=np.uint32)
+    np.testing.assert_array_equal(out[:64], lanes - np.uint32(1))       # lane 0 too
+    assert int(out[64]) | int(out[128]) << 32 == (1 << 64) - 2           # carry: lanes 1..63
+
+
 def test_commit_trace_lists_an_atomic_return_only_with_glc():
     """GLC=0: a buffer atomic leaves VDATA alone, and its trace record must not list it."""
     body = """

@@ -387,8 +387,9 @@ def _compile_valu(inst: Instruction) -> StepFn | None:
             d, flag = fn(w.ctx, *args)
             if mods is not None:
                 d = mods(w, d)
-            write_carry(w, _lane_mask(w, flag))
-            write(w, d)
+            carry = _lane_mask(w, flag)
+            write(w, d)             # under EXEC before the instruction: the carry-out may be EXEC
+            write_carry(w, carry)
         return valu_vop3b
 
     if extra is not None:
