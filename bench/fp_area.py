@@ -1,12 +1,21 @@
 # amaranth: UnusedElaboratable=no
-"""Area of the FP32 sub-units of one lane: Yosys for ECP5 (and optionally Xilinx 7-series).
+"""Area and Fmax of the FP32 sub-units of one lane: Yosys for ECP5 (optionally Xilinx 7-series),
+nextpnr-ecp5 for Fmax.
 
-    python bench/fp_area.py [--xilinx] [--only NAME ...] [--timeout SECONDS]
+    python bench/fp_area.py [--xilinx] [--pnr [--freq MHZ] [--seed N]] [--only NAME ...]
+                            [--timeout SECONDS]
 
 Each sub-unit of :mod:`gpgpu_hdl.cu.fpu` is built with every instruction it implements and
 synthesized on its own (its ports are the design's outputs), then the whole lane FP unit
 (:class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit` with every FP32 instruction, modifiers included).
 One line per design: LUT4, FF, DSP (MULT18X18D), carry cells, and the latency in cycles.
+
+With ``--pnr`` each design is also placed and routed on an LFE5U-85F (CABGA381, speed grade 6
+unless ``--speed``, out of context) inside :class:`Registered`, a wrapper that puts a register
+on every input and output port, so the reported Fmax is that of the unit's own
+register-to-register paths (plus one level of routing to the port registers), not of paths
+through the ports. The area columns stay those of the bare unit.
+
 Results are cached under ``build/synth`` like every synthesis of the project.
 """
 
@@ -21,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from amaranth.back import verilog  # noqa: E402
+from amaranth.hdl import Module  # noqa: E402
+from amaranth.lib import wiring  # noqa: E402
 
 from gpgpu_hdl.cu.fpu.arith import FpAdd, FpFma, FpMul, FpMulAdd  # noqa: E402
 from gpgpu_hdl.cu.fpu.cmp import FpCmp  # noqa: E402
@@ -28,7 +39,7 @@ from gpgpu_hdl.cu.fpu.cvt import FpCvt  # noqa: E402
 from gpgpu_hdl.cu.fpu.trans import FpTrans  # noqa: E402
 from gpgpu_hdl.cu.fpu.unit import FP_BUILT_OPS, FpLaneUnit  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
-from gpgpu_hdl.synth import synthesize  # noqa: E402
+from gpgpu_hdl.synth import SynthError, place_and_route, synthesize  # noqa: E402
 
 #: name -> (factory, what it is)
 DESIGNS = {
@@ -51,16 +62,60 @@ DESIGNS = {
 }
 
 
+class Registered(wiring.Component):
+    """``unit`` with a register on each of its ports: the same ports, one cycle later each way.
+
+    Every input of ``unit`` is driven from a register loaded from the wrapper's port of the same
+    name, every output of the wrapper is a register loaded from ``unit``'s output, so no
+    combinational path runs from a port of the wrapper to the unit or back: timing analysis of
+    the wrapper sees the unit's internal paths and the one-register hops to and from it.
+
+    Parameters
+    ----------
+    unit : wiring.Component
+        The design to wrap (submodule ``unit``).
+
+    Members
+    -------
+    (all)
+        Those of ``unit``.
+    """
+
+    def __init__(self, unit: wiring.Component):
+        self._unit = unit
+        super().__init__(dict(unit.signature.members.items()))
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.submodules.unit = unit = self._unit
+        inner = {path: value for path, _, value in unit.signature.flatten(unit)}
+        for path, member, outer in self.signature.flatten(self):
+            if member.flow == wiring.In:
+                m.d.sync += inner[path].eq(outer)
+            else:
+                m.d.sync += outer.eq(inner[path])
+        return m
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--xilinx", action="store_true", help="also synthesize for Xilinx 7-series")
+    ap.add_argument("--pnr", action="store_true",
+                    help="also place and route each design, registered, with nextpnr-ecp5")
+    ap.add_argument("--freq", type=float, default=60.0,
+                    help="clock constraint for nextpnr in MHz (default 60)")
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")
+    ap.add_argument("--speed", type=int, default=6, choices=(6, 7, 8),
+                    help="ECP5 speed grade (default 6, the slowest)")
     ap.add_argument("--only", nargs="+", choices=sorted(DESIGNS), help="designs to measure")
-    ap.add_argument("--timeout", type=float, default=3600, help="seconds per Yosys run")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per tool run")
     args = ap.parse_args(argv)
     names = args.only or list(DESIGNS)
     targets = ["ecp5", "xilinx"] if args.xilinx else ["ecp5"]
+    cache = ROOT / "build/synth"
+    fmax_head = f" {'Fmax':>6}" if args.pnr else ""
     print(f"{'design':10} {'target':6} {'LUT':>7} {'FF':>6} {'DSP':>4} {'carry':>6} "
-          f"{'lat':>4} {'s':>6}  what", flush=True)
+          f"{'lat':>4}{fmax_head} {'s':>6}  what", flush=True)
     for name in names:
         factory, what = DESIGNS[name]
         unit = factory()
@@ -69,15 +124,30 @@ def main(argv: list[str] | None = None) -> int:
                                strip_internal_attrs=True)
         for target in targets:
             start = time.monotonic()
+            fmax = ""
             try:
-                report = synthesize(text, f"fp_{name}", target, cache_dir=ROOT / "build/synth",
-                                    timeout=args.timeout)
+                r = synthesize(text, f"fp_{name}", target, cache_dir=cache,
+                               timeout=args.timeout)
+                if args.pnr and target == "ecp5":
+                    top = f"fp_{name}_reg"
+                    wrapped = verilog.convert(Registered(factory()), name=top, emit_src=False,
+                                              strip_internal_attrs=True)
+                    area = synthesize(wrapped, top, "ecp5", cache_dir=cache,
+                                      timeout=args.timeout)
+                    timing = place_and_route(area, speed=args.speed, frequency_mhz=args.freq,
+                                             seed=args.seed, cache_dir=cache,
+                                             timeout=args.timeout)
+                    fmax = f" {timing.fmax_mhz:>6.2f}"
+                elif args.pnr:
+                    fmax = f" {'-':>6}"
+            except SynthError as exc:
+                print(f"{name:10} {target:6} failed: {str(exc).splitlines()[0]}", flush=True)
+                return 1
             except GpgpuError as exc:
                 print(f"{name:10} {target:6} failed: {exc}", flush=True)
                 return 1
-            r = report
             print(f"{name:10} {target:6} {r.luts:>7,} {r.ffs:>6,} "
-                  f"{r.dsps:>4} {r.carries:>6,} {latency:>4} "
+                  f"{r.dsps:>4} {r.carries:>6,} {latency:>4}{fmax} "
                   f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
     return 0
 

@@ -308,7 +308,7 @@ def test_constructor_errors():
         FpCmp(ops=["v_cvt_f32_i32"])
     assert FpCmp().ops == frozenset(CMP_OPS)
     assert FpCmp(ops=()).ops == frozenset()
-    assert FpCmp().latency == 1
+    assert FpCmp().latency == 2
 
 
 @pytest.mark.parametrize(("ops", "comparators"), [
@@ -336,8 +336,8 @@ def test_unbuilt_ops_give_zero():
 
 
 def test_timing_contract():
-    """``done`` rises one cycle after ``start`` and holds, with the outputs, until the cycle
-    after the next ``start``, whatever the inputs do meanwhile."""
+    """``done`` rises :attr:`latency` cycles after ``start`` and holds, with the outputs,
+    until the cycle after the next ``start``, whatever the inputs do meanwhile."""
     unit = FpCmp()
     max_op = fp_member("v_max_f32")
     lt_op = fp_member("v_cmp_lt_f32")
@@ -351,17 +351,24 @@ def test_timing_contract():
         assert ctx.get(unit.done) == 0
         await ctx.tick()
         ctx.set(unit.start, 0)
+        ctx.set(unit.op, lt_op)                 # the lane moves on: the unit registered them
+        ctx.set(unit.src1, f32(-5.0))
+        for _ in range(unit.latency - 1):
+            assert ctx.get(unit.done) == 0
+            await ctx.tick()
         assert ctx.get(unit.done) == 1
         assert ctx.get(unit.result) == f32(2.0) and ctx.get(unit.flag) == 0
-        ctx.set(unit.op, lt_op)                 # the lane moves on: outputs hold
-        ctx.set(unit.src1, f32(-5.0))
-        for _ in range(3):
+        for _ in range(3):                      # outputs hold
             await ctx.tick()
             assert ctx.get(unit.done) == 1
             assert ctx.get(unit.result) == f32(2.0) and ctx.get(unit.flag) == 0
         ctx.set(unit.start, 1)
         ctx.set(unit.src1, f32(3.0))
         await ctx.tick()
+        ctx.set(unit.start, 0)
+        for _ in range(unit.latency - 1):
+            assert ctx.get(unit.done) == 0
+            await ctx.tick()
         assert ctx.get(unit.done) == 1
         assert ctx.get(unit.result) == 0 and ctx.get(unit.flag) == 1
 

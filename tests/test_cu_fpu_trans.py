@@ -432,12 +432,14 @@ def test_constructor_errors():
     assert FpTrans().ops == frozenset(FpTrans.OPS)
 
 
-@pytest.mark.parametrize(("ops", "latency", "frac", "width"), [
-    (None, 50, 48, 52), (RCP_OPS, 28, 23, 25), (("v_sqrt_f32", "v_rcp_f32"), 28, 26, 30),
-    (("v_rsq_f32",), 28, 48, 52), (DIV_OPS, 1, 0, 0), ((), 1, 0, 0), (EXP_OPS, 50, 0, 0),
-    (LOG_OPS, 50, 0, 0), (("v_log_clamp_f32", "v_rcp_f32"), 50, 23, 25), (TRIG_OPS, 50, 0, 0)])
-def test_only_the_needed_hardware_is_built(ops, latency, frac, width):
+@pytest.mark.parametrize(("ops", "steps", "frac", "width"), [
+    (None, 48, 48, 52), (RCP_OPS, 26, 23, 25), (("v_sqrt_f32", "v_rcp_f32"), 26, 26, 30),
+    (("v_rsq_f32",), 26, 48, 52), (DIV_OPS, 0, 0, 0), ((), 0, 0, 0), (EXP_OPS, 48, 0, 0),
+    (LOG_OPS, 48, 0, 0), (("v_log_clamp_f32", "v_rcp_f32"), 48, 23, 25), (TRIG_OPS, 48, 0, 0)])
+def test_only_the_needed_hardware_is_built(ops, steps, frac, width):
+    """``steps``: the longest iteration built (0: none)."""
     unit = FpTrans() if ops is None else FpTrans(ops=ops)
+    latency = steps + FpTrans.ITER_OVERHEAD if steps else FpTrans.SHORT_LATENCY
     assert (unit.latency, unit.fraction_bits, unit.width) == (latency, frac, width)
     text = rtlil.convert(unit, name="top")
     assert ("rho" in text) == (width > 0)
@@ -452,9 +454,11 @@ def test_only_the_needed_hardware_is_built(ops, latency, frac, width):
 
 
 def test_timing_contract():
-    """``done`` falls after a ``start`` that iterates, rises after exactly 28 cycles (exp, log,
-    sin, cos: 50; 1 for a special operand or a division helper), then holds with stable outputs
-    until the next ``start``; ``flag`` is 0 except for v_div_scale."""
+    """``done`` falls after a ``start``, rises after exactly 26 (exp, log, sin, cos: 48) steps
+    plus :attr:`~FpTrans.ITER_OVERHEAD` cycles (:attr:`~FpTrans.SHORT_LATENCY` for a special
+    operand or a division helper), then holds with stable outputs until the next ``start``;
+    ``flag`` is 0 except for v_div_scale. The inputs change after ``start``: the unit
+    registered them."""
     unit = FpTrans()
     vectors = [Vector("v_rcp_f32", f32(3.0), 0, 0, MODES[3]),
                Vector("v_div_scale_f32", f32(1e-35), f32(1e-35), f32(2.0 ** 100), MODES[3]),
@@ -473,14 +477,18 @@ def test_timing_contract():
                Vector("v_cos_f32", f32(0.75), 0, 0, MODES[0]),
                Vector("v_sin_f32", f32(300.1), 0, 0, MODES[0]),
                Vector("v_cos_f32", f32(-1e-30), 0, 0, MODES[3])]
-    expected_cycles = [28, 1, 28, 1, 28, 1, 28, 50, 1, 50, 1, 50, 1, 50, 1, 1, 50]
+    short, digit, long = (FpTrans.SHORT_LATENCY, 26 + FpTrans.ITER_OVERHEAD,
+                          48 + FpTrans.ITER_OVERHEAD)
+    expected_cycles = [digit, short, digit, short, digit, short, digit, long, short, long, short,
+                       long, short, long, short, short, long]
     trace = []
 
     async def testbench(ctx):
-        for v in vectors:
+        for i, v in enumerate(vectors):
             ctx.set(_inputs(unit), _packed(unit, v))
             await ctx.tick()
-            ctx.set(unit.start, 0)
+            # the lane moves on: the unit registered its inputs
+            ctx.set(_inputs(unit), _packed(unit, vectors[(i + 1) % len(vectors)], start=0))
             cycles = 1
             while not ctx.get(unit.done) and cycles < 60:
                 await ctx.tick()

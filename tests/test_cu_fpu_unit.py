@@ -109,32 +109,45 @@ def _emulate(v: _Vector) -> tuple[int, int]:
     return int(result[0]), flag
 
 
-def _run(unit: FpLaneUnit, vectors: list[_Vector]) -> list[tuple[int, int, int]]:
-    """Drive each vector with the lane's handshake; (result, flag, cycles) of each."""
+def _run(unit: FpLaneUnit, vectors: list[_Vector],
+         scramble: bool = False) -> list[tuple[int, int, int]]:
+    """Drive each vector with the lane's handshake; (result, flag, cycles) of each. With
+    ``scramble`` the inputs are replaced by the next vector's (or random bits) right after
+    ``start``: the unit latched them, the result must not change."""
     got = []
+    rng = random.Random(99)
+
+    def apply(ctx, v):
+        ctx.set(unit.op, fp_member(v.op))
+        for i, s in enumerate((unit.src0, unit.src1, unit.src2)):
+            ctx.set(s, v.srcs[i])
+        ctx.set(unit.abs, v.abs)
+        ctx.set(unit.neg, v.neg)
+        ctx.set(unit.omod, v.omod)
+        ctx.set(unit.clamp, v.clamp)
+        ctx.set(unit.cin, v.cin)
+        ctx.set(unit.flush_in, not v.mode >> 4 & 1)
+        ctx.set(unit.flush_out, not v.mode >> 5 & 1)
+        ctx.set(unit.dx10_clamp, v.mode >> 8 & 1)
+        ctx.set(unit.ieee, v.mode >> 9 & 1)
 
     async def bench(ctx):
-        for v in vectors:
-            ctx.set(unit.op, fp_member(v.op))
-            for i, s in enumerate((unit.src0, unit.src1, unit.src2)):
-                ctx.set(s, v.srcs[i])
-            ctx.set(unit.abs, v.abs)
-            ctx.set(unit.neg, v.neg)
-            ctx.set(unit.omod, v.omod)
-            ctx.set(unit.clamp, v.clamp)
-            ctx.set(unit.cin, v.cin)
-            ctx.set(unit.flush_in, not v.mode >> 4 & 1)
-            ctx.set(unit.flush_out, not v.mode >> 5 & 1)
-            ctx.set(unit.dx10_clamp, v.mode >> 8 & 1)
-            ctx.set(unit.ieee, v.mode >> 9 & 1)
+        for k, v in enumerate(vectors):
+            apply(ctx, v)
             ctx.set(unit.start, 1)
             assert not ctx.get(unit.done), "done in the cycle of start"
             await ctx.tick()
             ctx.set(unit.start, 0)
             cycles = 1
+            if scramble:
+                apply(ctx, vectors[(k + 1) % len(vectors)])
             while not ctx.get(unit.done):
                 await ctx.tick()
                 cycles += 1
+                if scramble:
+                    for port in (unit.src0, unit.src1, unit.src2):
+                        ctx.set(port, rng.getrandbits(32))
+                    ctx.set(unit.neg, rng.getrandbits(3))
                 assert cycles <= unit.latency, f"{v.op}: no done within {unit.latency} cycles"
             got.append((ctx.get(unit.result), ctx.get(unit.flag), cycles))
 
@@ -163,6 +176,12 @@ def test_lane_unit_matches_emulator_with_modifiers():
     _check(vectors, got)
     # operations of different sub-units ran back to back with their own latencies
     assert len({c for _, _, c in got}) > 1
+
+
+def test_lane_unit_latches_its_inputs():
+    """The core may change every input after ``start``: the unit works on what it latched."""
+    vectors = _vectors(3, 3 * len(OPS))
+    _check(vectors, _run(FpLaneUnit(ops=OPS), vectors, scramble=True))
 
 
 @pytest.mark.slow

@@ -275,9 +275,10 @@ class FpAdd(_Pipelined):
 
 class FpMul(_Pipelined):
     """FP32 multiplier: ``v_mul_f32``, ``v_mul_legacy_f32``, ``v_mullit_f32``, cube ops;
-    three stages.
+    four stages.
 
-    1. Input flush, special cases, both significands pre-normalized (a denormal's leading
+    0. Input flush.
+    1. Special cases, both significands pre-normalized (a denormal's leading
        zeros shifted out into its exponent, so the product always has its leading one in bit
        46 or 47), exponent sum. The cube ops are decided here (compares and multiplexers on
        the flushed sources; ``v_cubema``'s doubling is an exponent increment) and travel as a
@@ -300,13 +301,13 @@ class FpMul(_Pipelined):
     """
 
     OPS = MUL_OPS
-    LATENCY = 3
+    LATENCY = 4
 
     mad: In(1)
 
-    def _cube(self, m, x, y, z, flush_out):
+    def _cube(self, m, op, x, y, z, flush_out):
         """(is a cube op, its result) from the flushed sources (LLVM's constant folding)."""
-        is_cube = self._decode(m, _CUBE_OPS, "is_cube")
+        is_cube = self._decode(m, _CUBE_OPS, "is_cube", op)
         if not self._any(_CUBE_OPS):
             return is_cube, Const(0, 32)
         ax, ay, az = x[:31], y[:31], z[:31]
@@ -326,7 +327,7 @@ class FpMul(_Pipelined):
         value = Signal(32, name="cube")
         results = {"v_cubeid_f32": face, "v_cubesc_f32": _finish(sc, flush_out),
                    "v_cubetc_f32": _finish(tc, flush_out), "v_cubema_f32": _finish(ma, flush_out)}
-        with m.Switch(self.op):
+        with m.Switch(op):
             for name, result in results.items():
                 if name in self.ops:
                     with m.Case(*self._members((name,))):
@@ -335,21 +336,25 @@ class FpMul(_Pipelined):
 
     def elaborate(self, platform):
         m = Module()
-        legacy = self._decode(m, ("v_mul_legacy_f32", "v_mullit_f32"), "is_legacy")
-        mullit = self._decode(m, ("v_mullit_f32",), "is_mullit")
         flush_in = _named(m, self.flush_in | self.mad, "flush_in_eff")
-        flush_out = _named(m, self.flush_out | self.mad, "flush_out_eff")
+
+        # stage 0: the sources flushed
+        s0 = pipeline_stage(
+            m, "s0", op=self.op.as_value(), x=flush(self.src0, flush_in),
+            y=flush(self.src1, flush_in), z=flush(self.src2, flush_in),
+            flush_out=self.flush_out | self.mad)
+        legacy = self._decode(m, ("v_mul_legacy_f32", "v_mullit_f32"), "is_legacy", s0.op)
+        mullit = self._decode(m, ("v_mullit_f32",), "is_mullit", s0.op)
+        flush_out = s0.flush_out
 
         # stage 1: classification, special results, pre-normalization, exponent sum
-        x = _named(m, flush(self.src0, flush_in), "x")
-        y = _named(m, flush(self.src1, flush_in), "y")
-        z = _named(m, flush(self.src2, flush_in), "z")
+        x, y, z = s0.x, s0.y, s0.z
         ux, uy = unpack(x), unpack(y)
         sig_x, exp_x = prenormalize(m, ux, "pre_x")
         sig_y, exp_y = prenormalize(m, uy, "pre_y")
         sign = ux.sign ^ uy.sign
         nan = ux.nan | uy.nan | (ux.inf & uy.zero) | (ux.zero & uy.inf)
-        is_cube, cube = self._cube(m, x, y, z, flush_out)
+        is_cube, cube = self._cube(m, s0.op, x, y, z, flush_out)
         special = Signal(32, name="special")
         has_special = Signal(name="has_special")
         m.d.comb += has_special.eq(1)

@@ -26,6 +26,7 @@ compares work in parallel).
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
+from .arith import pipeline_stage
 from .common import F32_NAN, FpSubUnit, flush, is_denorm, is_inf, is_nan, is_snan, is_zero
 from .ops import FP_OPS, SUBUNIT_OF
 
@@ -54,20 +55,26 @@ if frozenset(_CMP_UNIT_OPS) != _IMPLEMENTED:     # the table changed under this 
                        f"{sorted(_IMPLEMENTED - set(_CMP_UNIT_OPS))}")
 
 
-def _order(m, x, y, name: str):
-    """The order of two non-NaN f32 values ``x`` and ``y`` (flushed already).
+def _magnitude(m, x, y, name: str):
+    """``(|x| < |y|, |x| == |y|)`` of two f32 values: one 31-bit magnitude comparator (the
+    first stage of :func:`_order`)."""
+    mag_lt = Signal(name=f"{name}_mag_lt")
+    mag_eq = Signal(name=f"{name}_mag_eq")
+    m.d.comb += [mag_lt.eq(x[:31] < y[:31]), mag_eq.eq(x[:31] == y[:31])]
+    return mag_lt, mag_eq
+
+
+def _order(m, x, y, mag, name: str):
+    """The order of two non-NaN f32 values ``x`` and ``y`` (flushed already), ``mag`` their
+    :func:`_magnitude` relations.
 
     Returns ``(lt, feq)``: ``lt`` is the total order with ``-0 < +0`` (what min/max select
     by), ``feq`` float equality (``-0 == +0``). Float ``x < y`` is ``lt & ~both_zero``.
-    One 31-bit magnitude comparator.
     """
-    mag_lt = Signal(name=f"{name}_mag_lt")
-    mag_eq = Signal(name=f"{name}_mag_eq")
+    mag_lt, mag_eq = mag
     lt = Signal(name=f"{name}_lt")
     feq = Signal(name=f"{name}_feq")
     m.d.comb += [
-        mag_lt.eq(x[:31] < y[:31]),
-        mag_eq.eq(x[:31] == y[:31]),
         # different signs: the negative one is less (-0 < +0); both negative: the larger
         # magnitude is less
         lt.eq(Mux(x[31] != y[31], x[31], Mux(x[31], ~mag_lt & ~mag_eq, mag_lt))),
@@ -98,9 +105,11 @@ def _output_stage(m, value, nan, flush_out, name: str):
 class FpCmp(FpSubUnit):
     """FP32 compare sub-unit: the compares, ``v_cmp_class_f32`` and min/max/min3/max3/med3.
 
-    One register stage (:attr:`latency` 1): the result of the inputs at ``start`` is captured
-    at the end of that cycle, ``done`` is high from the next cycle on until the cycle after
-    the next ``start`` (the unit can take a ``start`` every cycle).
+    Two register stages (:attr:`latency` 2): the flushed sources, the magnitude comparisons
+    and the class lookup are registered at the end of the ``start`` cycle with the op and
+    MODE bits, the result at the end of the next; ``done`` is high from the second cycle after
+    ``start`` until the cycle after the next ``start`` (the unit can take a ``start`` every
+    cycle).
 
     Parameters
     ----------
@@ -125,8 +134,8 @@ class FpCmp(FpSubUnit):
 
     @property
     def latency(self) -> int:
-        """Cycles from ``start`` to ``done``: 1."""
-        return 1
+        """Cycles from ``start`` to ``done``: 2."""
+        return 2
 
     @property
     def comparators(self) -> int:
@@ -141,16 +150,33 @@ class FpCmp(FpSubUnit):
         result = Signal(32)
         flag = Signal()
 
-        # the float sources, flushed per MODE, and their NaN flags
-        srcs = [self.src0, self.src1, self.src2][:3 if self._any(_MIN3_OPS) else 2]
-        a, b, c = ([Signal(32, name=f"x{i}") for i in range(len(srcs))] + [None])[:3]
-        for x, src in zip((a, b, c), srcs, strict=False):
+        # --- stage 1: the float sources flushed per MODE, the magnitude comparators, the class
+        # lookup; registered with the op and MODE bits (a new operation every cycle) ----------
+        three = self._any(_MIN3_OPS)
+        srcs = [self.src0, self.src1, self.src2][:3 if three else 2]
+        flushed = [Signal(32, name=f"x{i}") for i in range(len(srcs))]
+        for x, src in zip(flushed, srcs, strict=True):
             m.d.comb += x.eq(flush(src, self.flush_in))
+        stage = {"valid": self.start, "op": self.op.as_value(), "flush_out": self.flush_out,
+                 "ieee": self.ieee, "a": flushed[0], "b": flushed[1]}
+        if three:
+            stage["c"] = flushed[2]
+        pairs = {"ab": (0, 1), "ac": (0, 2), "bc": (1, 2)} if three else {"ab": (0, 1)}
+        if self.comparators:
+            for name, (i, j) in pairs.items():
+                stage[f"{name}_lt"], stage[f"{name}_eq"] = _magnitude(m, flushed[i], flushed[j],
+                                                                      name)
+        if self._any(_CLASS_OPS):
+            stage["class_hit"] = (_class_bit(self.src0) & self.src1[:10]).any()
+        s1 = pipeline_stage(m, "s1", **stage)
+        op = s1.op
+        a, b, c = s1.a, s1.b, getattr(s1, "c", None)
 
+        # --- stage 2: the relations, the selections, the output stage --------------------------
         if self.comparators:
             nan_a, nan_b = is_nan(a), is_nan(b)
             unord = nan_a | nan_b
-            lt_ab, feq_ab = _order(m, a, b, "ab")
+            lt_ab, feq_ab = _order(m, a, b, (s1.ab_lt, s1.ab_eq), "ab")
             both_zero = is_zero(a) & is_zero(b)
             f_lt = Signal(name="f_lt")      # float relations of S0 and S1
             f_eq = Signal(name="f_eq")
@@ -164,25 +190,25 @@ class FpCmp(FpSubUnit):
         # --- compares -------------------------------------------------------------------------
         if self._any(_COMPARE_OPS):
             cond = Signal(4, name="cond")
-            with m.Switch(self.op.as_value()):
+            with m.Switch(op):
                 for code in range(len(CMP_CONDITIONS)):
                     members = self._members([n for n, k in _COMPARE_OPS.items() if k == code])
                     if members:
                         with m.Case(*members):
                             m.d.comb += cond.eq(code)
-            is_compare = self._decode(m, _COMPARE_OPS, "is_compare")
+            is_compare = self._decode(m, _COMPARE_OPS, "is_compare", op)
             with m.If(is_compare):
                 m.d.comb += flag.eq((cond[0] & f_lt) | (cond[1] & f_eq) | (cond[2] & f_gt)
                                     | (cond[3] & unord))
 
         if self._any(_CLASS_OPS):
-            is_class = self._decode(m, _CLASS_OPS, "is_class")
+            is_class = self._decode(m, _CLASS_OPS, "is_class", op)
             with m.If(is_class):
-                m.d.comb += flag.eq((_class_bit(self.src0) & self.src1[:10]).any())
+                m.d.comb += flag.eq(s1.class_hit)
 
         # --- min / max ------------------------------------------------------------------------
-        is_max = self._decode(m, _MAX_OPS, "is_max")
-        ieee_nan_ab = (self.ieee & (is_snan(a) | is_snan(b))) if self.comparators else 0
+        is_max = self._decode(m, _MAX_OPS, "is_max", op)
+        ieee_nan_ab = (s1.ieee & (is_snan(a) | is_snan(b))) if self.comparators else 0
         if self._any([*_MIN2_OPS, *_MIN3_OPS]):
             # minNum/maxNum of S0, S1: a NaN gives the other operand
             pick_b = Signal(name="mm_pick_b")
@@ -192,23 +218,23 @@ class FpCmp(FpSubUnit):
                 nan_ab.eq((nan_a & nan_b) | ieee_nan_ab),
             ]
             mm = Mux(pick_b, b, a)
-            mm_out = _output_stage(m, mm, nan_ab, self.flush_out, "mm")
-            with m.If(self._decode(m, _MIN2_OPS, "is_min2")):
+            mm_out = _output_stage(m, mm, nan_ab, s1.flush_out, "mm")
+            with m.If(self._decode(m, _MIN2_OPS, "is_min2", op)):
                 m.d.comb += result.eq(mm_out)
 
         if self._any(_LEGACY_OPS):
-            is_max_legacy = self._decode(m, ["v_max_legacy_f32"], "is_max_legacy")
+            is_max_legacy = self._decode(m, ["v_max_legacy_f32"], "is_max_legacy", op)
             # s0 < s1 ? s0 : s1 and s0 > s1 ? s0 : s1 (a NaN gives s1)
             pick_a = Mux(is_max_legacy, f_gt, f_lt)
-            legacy = _output_stage(m, Mux(pick_a, a, b), ~pick_a & nan_b, self.flush_out,
+            legacy = _output_stage(m, Mux(pick_a, a, b), ~pick_a & nan_b, s1.flush_out,
                                    "legacy")
-            with m.If(self._decode(m, _LEGACY_OPS, "is_legacy")):
+            with m.If(self._decode(m, _LEGACY_OPS, "is_legacy", op)):
                 m.d.comb += result.eq(legacy)
 
         if self._any(_MIN3_OPS):
             nan_c = is_nan(c)
-            lt_ac, feq_ac = _order(m, a, c, "ac")
-            lt_bc, feq_bc = _order(m, b, c, "bc")
+            lt_ac, feq_ac = _order(m, a, c, (s1.ac_lt, s1.ac_eq), "ac")
+            lt_bc, feq_bc = _order(m, b, c, (s1.bc_lt, s1.bc_eq), "bc")
             # nested: (S0 min/max S1) min/max S2; the inner NaN is never signalling (in IEEE
             # mode an sNaN made it the canonical quiet NaN)
             lt_mm_c = Mux(pick_b, lt_bc, lt_ac)
@@ -216,7 +242,7 @@ class FpCmp(FpSubUnit):
             nan3 = Signal(name="mm3_nan")
             m.d.comb += [
                 pick_c.eq(nan_ab | (~nan_c & (lt_mm_c == is_max))),
-                nan3.eq((nan_ab & nan_c) | (self.ieee & is_snan(c))),
+                nan3.eq((nan_ab & nan_c) | (s1.ieee & is_snan(c))),
             ]
             mm3 = Mux(pick_c, c, mm)
 
@@ -236,15 +262,17 @@ class FpCmp(FpSubUnit):
             m.d.comb += med.eq(Mux(top_eq_a, Mux(lt_bc, c, b),
                                    Mux(top_eq_b, Mux(lt_ac, c, a), Mux(lt_ab, b, a))))
             any_nan = nan_a | nan_b | nan_c
-            is_med3 = self._decode(m, ["v_med3_f32"], "is_med3")
+            is_med3 = self._decode(m, ["v_med3_f32"], "is_med3", op)
             # med3 with a NaN operand is min3 (is_max is 0 for it)
             use_med = is_med3 & ~any_nan
             mm3_out = _output_stage(m, Mux(use_med, med, mm3), ~use_med & nan3,
-                                    self.flush_out, "mm3")
-            with m.If(self._decode(m, _MIN3_OPS, "is_min3")):
+                                    s1.flush_out, "mm3")
+            with m.If(self._decode(m, _MIN3_OPS, "is_min3", op)):
                 m.d.comb += result.eq(mm3_out)
 
-        # --- the register stage ---------------------------------------------------------------
-        with m.If(self.start):
+        # --- the output registers ------------------------------------------------------------
+        with m.If(s1.valid):
             m.d.sync += [self.result.eq(result), self.flag.eq(flag), self.done.eq(1)]
+        with m.Elif(self.start):
+            m.d.sync += self.done.eq(0)
         return m

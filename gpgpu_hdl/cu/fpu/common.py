@@ -11,7 +11,7 @@ parameter that builds only the instructions asked for.
 
 import types
 
-from amaranth.hdl import Cat, Const, Mux, Signal
+from amaranth.hdl import Cat, Const, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -110,12 +110,15 @@ class FpSubUnit(wiring.Component):
         """The :class:`FpOp` members of those of ``names`` that are built, in table order."""
         return [fp_member(n) for n in FP_OPS if n in names and n in self._ops]
 
-    def _decode(self, m, names, name: str) -> Signal:
-        """A signal that is 1 when ``op`` is one of the built ops among ``names``."""
+    def _decode(self, m, names, name: str, op=None) -> Signal:
+        """A signal that is 1 when ``op`` (default: the ``op`` port; a later stage passes its
+        registered copy) is one of the built ops among ``names``."""
         sig = Signal(name=name)
         members = self._members(names)
+        if op is None:
+            op = self.op
         if members:
-            m.d.comb += sig.eq(self.op.as_value().matches(*members))
+            m.d.comb += sig.eq(Value.cast(op).matches(*members))
         return sig
 
 
@@ -209,16 +212,22 @@ def round_pack(m, sign, exp, sig, flush_out, *, name: str = "rp"):
     if width < 26:
         raise ValueError(f"round_pack needs at least 26 significand bits, got {width}")
     exp = exp.as_signed()
-    # a denormal result: shift right by 1 - exp (everything beyond the width is sticky)
-    shift = Signal(range(width + 1), name=f"{name}_shift")
-    with m.If(exp >= 1):
-        m.d.comb += shift.eq(0)
-    with m.Elif(exp > 1 - width):
-        m.d.comb += shift.eq(1 - exp)
-    with m.Else():
-        m.d.comb += shift.eq(width)
+    # a denormal result: shift right by 1 - exp (everything beyond the width is sticky). No
+    # adder before the shifter: 1 - exp is 1 for exp = 0, else 2 + ~exp, so the shifter takes
+    # the bits of ~exp and the cases are chosen after it (their compares run beside it).
+    wide0 = Cat(Const(0, width), sig)
+    bits = (width - 3).bit_length()
+    nexp = Signal(bits, name=f"{name}_nexp")
+    m.d.comb += nexp.eq((~exp)[:bits])
     wide = Signal(2 * width, name=f"{name}_wide")
-    m.d.comb += wide.eq(Cat(Const(0, width), sig) >> shift)
+    with m.If(exp >= 1):
+        m.d.comb += wide.eq(wide0)
+    with m.Elif(exp == 0):
+        m.d.comb += wide.eq(wide0 >> 1)
+    with m.Elif(exp > 1 - width):                 # 2 <= 1 - exp < width: ~exp <= width - 3
+        m.d.comb += wide.eq((wide0 >> 2) >> nexp)
+    with m.Else():                                # 1 - exp >= width: all of sig is sticky
+        m.d.comb += wide.eq(sig)
     keep = wide[2 * width - 24:]                 # 24 bits, hidden bit on top for a normal
     guard = wide[2 * width - 25]
     sticky = wide[:2 * width - 25].any()

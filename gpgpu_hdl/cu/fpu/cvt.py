@@ -6,9 +6,13 @@ f32 sources are flushed per ``flush_in`` (``src0``, and ``src1`` of the two-floa
 f16 sources and results never are; integer sources (``v_cvt_f32_i32``, ``v_ldexp``'s
 exponent, byte selectors) are not floats.
 
-Datapath, in two pipeline stages:
+Datapath, in four pipeline stages:
 
-Stage 1 (``start`` cycle)
+Stage 0 (``start`` cycle)
+    The f32 sources flushed; the float-to-fixed shift of ``src0`` (below); the shift amounts
+    of the f16 and pknorm blocks; the rounding mode decoded. Registered with the sources, the
+    op and MODE.
+Stage 1
     *Float to fixed point* (``fix``): the magnitude of the flushed ``src0`` shifted right to
     32 integer and 32 fraction bits plus a sticky bit for anything below; one increment picks
     the rounding: truncate (``v_cvt_i32/u32_f32``, ``v_trunc``), floor (``v_cvt_flr``,
@@ -21,9 +25,10 @@ Stage 1 (``start`` cycle)
     ``rne(x * 65535)`` by a shift-subtract constant multiply and a right shift.
     Everything else is reduced to a magnitude, a sticky bit, a sign and a power of two:
     ``value = (mag + sticky/2) * 2**k``.
-Stage 2
-    *Normalize and round* (``norm``): one 32-bit leading-zero count and left shift, then
-    :func:`~gpgpu_hdl.cu.fpu.common.round_pack` (nearest even, denormals, ``flush_out``).
+Stages 2 and 3
+    *Normalize and round* (``norm``): one 32-bit leading-zero count and left shift (stage 2),
+    then :func:`~gpgpu_hdl.cu.fpu.common.round_pack` (stage 3: nearest even, denormals,
+    ``flush_out``).
     It serves the integer-to-float conversions, the rounding-to-integral ops (below
     ``2**23``), ``v_fract``, ``v_ldexp`` (any exponent, denormal results), ``v_frexp_mant``
     (exponent forced to -1), ``v_cvt_f32_f16``, and its leading-zero count gives
@@ -40,6 +45,7 @@ import types
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
+from .arith import pipeline_stage
 from .common import F32_NAN, FpSubUnit, flush, leading_zeros, round_pack, unpack
 from .ops import FP_OPS, SUBUNIT_OF
 
@@ -102,10 +108,9 @@ def _clamp(value, lo: int, hi: int):
 def _float_to_fixed(m, u, name: str = "fix"):
     """The magnitude of an unpacked f32 as fixed point.
 
-    Returns a namespace: ``int`` (32 bits) and ``frac`` (32 bits, weights 2**-1 ... 2**-32)
-    of ``|x|``, ``below`` (bits of ``|x|`` under 2**-32 are nonzero), ``guard`` (the 2**-1
-    bit), ``sticky`` (anything under the guard), ``ovf`` (``|x| >= 2**32``, inf and NaN
-    included). One 64-bit right shifter by 0 to 64.
+    Returns a namespace: ``wide`` (64 bits, 32 integer and 32 fraction bits of ``|x|``),
+    ``below`` (bits of ``|x|`` under 2**-32 are nonzero), ``ovf`` (``|x| >= 2**32``, inf and
+    NaN included); :func:`_fixed_parts` takes them apart. One 64-bit right shifter by 0 to 64.
     """
     # |x| = pos * 2**(exp - 158): pos is the significand with its leading bit at bit 31
     pos = Cat(Const(0, 8), u.sig)
@@ -117,19 +122,35 @@ def _float_to_fixed(m, u, name: str = "fix"):
     m.d.comb += below.eq((pos & _thermometer(amount, 32, offset=32)).any())
     ovf = Signal(name=f"{name}_ovf")
     m.d.comb += ovf.eq(u.exp >= 159)
+    return types.SimpleNamespace(wide=wide, below=below, ovf=ovf)
+
+
+def _fixed_parts(wide, below, ovf):
+    """The fixed-point value of :func:`_float_to_fixed` (registered) in parts: ``int`` (32
+    bits) and ``frac`` (32 bits, weights 2**-1 ... 2**-32) of ``|x|``, ``below`` (bits of
+    ``|x|`` under 2**-32 are nonzero), ``guard`` (the 2**-1 bit), ``sticky`` (anything under
+    the guard), ``ovf`` (``|x| >= 2**32``, inf and NaN included)."""
     frac = wide[:32]
     return types.SimpleNamespace(int=wide[32:], frac=frac, below=below, guard=frac[31],
                                  sticky=frac[:31].any() | below, ovf=ovf)
 
 
-def _round_f16(m, u, rtz, name: str):
-    """f16 bits (low 16 of the result) of an unpacked f32 ``u``, rounded to nearest even
-    or, when ``rtz``, toward zero (a finite value then never becomes an infinity). f16
-    denormals are produced, never flushed; a NaN gives ``0x7E00``."""
-    exp = Signal(signed(10), name=f"{name}_exp")      # f16 biased exponent of the leading bit
+def _f16_shift(m, u, name: str):
+    """The right shift of :func:`_round_f16` for an unpacked f32 ``u`` (a stage ahead)."""
+    exp = Signal(signed(10), name=f"{name}_exp_in")   # f16 biased exponent of the leading bit
     m.d.comb += exp.eq(u.exp - 112)
     shift = Signal(range(26), name=f"{name}_shift")   # a denormal result: shift right
     m.d.comb += shift.eq(Mux(exp >= 1, 0, Mux(exp < -23, 25, 1 - exp)))
+    return shift
+
+
+def _round_f16(m, u, shift, rtz, name: str):
+    """f16 bits (low 16 of the result) of an unpacked f32 ``u``, rounded to nearest even
+    or, when ``rtz``, toward zero (a finite value then never becomes an infinity). f16
+    denormals are produced, never flushed; a NaN gives ``0x7E00``. ``shift`` is
+    :func:`_f16_shift` of ``u``."""
+    exp = Signal(signed(10), name=f"{name}_exp")      # f16 biased exponent of the leading bit
+    m.d.comb += exp.eq(u.exp - 112)
     wide = Signal(48, name=f"{name}_wide")
     m.d.comb += wide.eq(Cat(Const(0, 24), u.sig) >> shift)
     keep = wide[37:]                                  # hidden bit and 10 mantissa bits
@@ -150,16 +171,22 @@ def _round_f16(m, u, rtz, name: str):
     return out
 
 
-def _pknorm16(m, u, unsigned_, name: str):
+def _pknorm_amount(m, u, name: str):
+    """The right shift of :func:`_pknorm16` for an unpacked f32 ``u`` (a stage ahead)."""
+    amount = Signal(range(19), name=f"{name}_amount")
+    m.d.comb += amount.eq(Mux(u.exp <= 109, 18, 127 - u.exp))
+    return amount
+
+
+def _pknorm16(m, u, amount, unsigned_, name: str):
     """``rne(x * 65535)`` saturated to [0, 65535] when ``unsigned_``, else
-    ``rne(x * 32767)`` saturated to [-32767, 32767] (16-bit two's complement); NaN gives 0."""
+    ``rne(x * 32767)`` saturated to [-32767, 32767] (16-bit two's complement); NaN gives 0.
+    ``amount`` is :func:`_pknorm_amount` of ``u``."""
     # x * C = sig * C * 2**(exp - 150) with C = 2**n - 1; only |x| < 1 (exp <= 126) does not
     # saturate, and then the right shift 150 - exp is at least 24
     product = Signal(40, name=f"{name}_product")
     m.d.comb += product.eq(Mux(unsigned_, u.sig << 16, u.sig << 15) - u.sig)
     high = product[23:]                               # 17 bits; the 23 below cannot matter
-    amount = Signal(range(19), name=f"{name}_amount")
-    m.d.comb += amount.eq(Mux(u.exp <= 109, 18, 127 - u.exp))
     wide = Signal(34, name=f"{name}_wide")
     m.d.comb += wide.eq(Cat(Const(0, 17), high) >> amount)
     whole = wide[17:]
@@ -184,11 +211,11 @@ def _pknorm16(m, u, unsigned_, name: str):
 class FpCvt(FpSubUnit):
     """FP32 converter sub-unit: every instruction of the table's ``cvt`` sub-unit.
 
-    Two pipeline stages (:attr:`latency` 2): stage 1 registers its results at the end of the
-    ``start`` cycle, stage 2 one cycle later; ``done`` is high from the second cycle after
-    ``start`` until the cycle after the next ``start``. Every stage register captures only
-    when its stage holds a new operation and carries what the next stage needs, so the unit
-    can take a ``start`` every cycle.
+    Four pipeline stages (:attr:`latency` 4): stage 0 registers at the end of the ``start``
+    cycle, stages 1, 2 and 3 (the result) one cycle after another; ``done`` is high from the
+    fourth cycle after ``start`` until the cycle after the next ``start``. Stage 0 loads every
+    cycle, the later stage registers only when their stage holds a new operation; each carries
+    what the next stage needs, so the unit can take a ``start`` every cycle.
 
     Parameters
     ----------
@@ -217,8 +244,8 @@ class FpCvt(FpSubUnit):
 
     @property
     def latency(self) -> int:
-        """Cycles from ``start`` to ``done``: 2."""
-        return 2
+        """Cycles from ``start`` to ``done``: 4."""
+        return 4
 
     @property
     def blocks(self) -> frozenset[str]:
@@ -240,13 +267,35 @@ class FpCvt(FpSubUnit):
     def elaborate(self, platform):
         m = Module()
         blocks = self.blocks
-        x = Signal(32, name="x")
-        m.d.comb += x.eq(flush(self.src0, self.flush_in))
-        u = unpack(x)
+        # --- stage 0 (``start`` cycle): the f32 sources flushed, the float-to-fixed shift ---
+        x_in = Signal(32, name="x_in")
+        m.d.comb += x_in.eq(flush(self.src0, self.flush_in))
+        stage = {"valid": self.start, "op": self.op.as_value(), "x": x_in, "src0": self.src0,
+                 "src1": self.src1, "src2": self.src2, "flush_out": self.flush_out}
         if blocks & {"f16_hi", "pknorm_hi"}:      # the second f32 of the two-source packs
-            y = Signal(32, name="y")
-            m.d.comb += y.eq(flush(self.src1, self.flush_in))
-            v = unpack(y)
+            y_in = Signal(32, name="y_in")
+            m.d.comb += y_in.eq(flush(self.src1, self.flush_in))
+            stage["y"] = y_in
+        # the shift amounts of the f16 and pknorm blocks
+        if "f16" in blocks:
+            stage["f16_shift"] = _f16_shift(m, unpack(x_in), "f16")
+        if "f16_hi" in blocks:
+            stage["f16_hi_shift"] = _f16_shift(m, unpack(y_in), "f16_hi")
+        if "pknorm" in blocks:
+            stage["pknorm_amount"] = _pknorm_amount(m, unpack(x_in), "pknorm")
+            stage["pknorm_hi_amount"] = _pknorm_amount(m, unpack(y_in), "pknorm_hi")
+        if "fix" in blocks:             # the rounding modes decoded a stage ahead too
+            stage |= {name: self._decode(m, names, name) for name, names in (
+                ("rnd_floor", ["v_cvt_flr_i32_f32", "v_floor_f32"]), ("rnd_ceil", ["v_ceil_f32"]),
+                ("rnd_rne", ["v_rndne_f32", *_PK_U8_OPS]), ("rnd_rpi", ["v_cvt_rpi_i32_f32"]))}
+            fx_in = _float_to_fixed(m, unpack(x_in))
+            stage |= {"fix_wide": fx_in.wide, "fix_below": fx_in.below, "fix_ovf": fx_in.ovf}
+        s0 = pipeline_stage(m, "s0", **stage)
+        op = s0.op
+        x = s0.x
+        u = unpack(x)
+        if blocks & {"f16_hi", "pknorm_hi"}:
+            v = unpack(s0.y)
 
         # --- stage 1: what it hands to stage 2 ----------------------------------------------
         direct = Signal(32, name="direct")        # a finished result ...
@@ -276,12 +325,10 @@ class FpCvt(FpSubUnit):
 
         # float to fixed point: integer conversions, rounding to integral, fract, pk_u8
         if "fix" in blocks:
-            fx = _float_to_fixed(m, u)
+            fx = _fixed_parts(s0.fix_wide, s0.fix_below, s0.fix_ovf)
             inexact = fx.guard | fx.sticky
-            is_floor = self._decode(m, ["v_cvt_flr_i32_f32", "v_floor_f32"], "rnd_floor")
-            is_ceil = self._decode(m, ["v_ceil_f32"], "rnd_ceil")
-            is_rne = self._decode(m, ["v_rndne_f32", *_PK_U8_OPS], "rnd_rne")
-            is_rpi = self._decode(m, ["v_cvt_rpi_i32_f32"], "rnd_rpi")
+            is_floor, is_ceil, is_rne, is_rpi = (s0.rnd_floor, s0.rnd_ceil, s0.rnd_rne,
+                                                 s0.rnd_rpi)
             inc = Signal(name="fix_inc")
             m.d.comb += inc.eq((is_floor & u.sign & inexact) | (is_ceil & ~u.sign & inexact)
                                | (is_rne & fx.guard & (fx.sticky | fx.int[0]))
@@ -301,9 +348,9 @@ class FpCvt(FpSubUnit):
             byte = Signal(8, name="pk_byte")
             m.d.comb += byte.eq(Mux(u.nan | u.sign, 0,
                                     Mux(fx.ovf | (mag > 255), 255, mag[:8])))
-            place = Cat(Const(0, 3), self.src1[:2])
+            place = Cat(Const(0, 3), s0.src1[:2])
             pk_u8 = Signal(32, name="pk_u8")
-            m.d.comb += pk_u8.eq((self.src2 & ~(Const(0xFF, 32) << place))
+            m.d.comb += pk_u8.eq((s0.src2 & ~(Const(0xFF, 32) << place))
                                  | (byte.as_unsigned() << place))
             case(_PK_U8_OPS)(lambda: finished(pk_u8))
 
@@ -331,7 +378,7 @@ class FpCvt(FpSubUnit):
                     m.d.comb += normalize(0, 0, 0)
 
         # integer to float
-        a = self.src0
+        a = s0.src0
         case(["v_cvt_f32_i32"])(lambda: normalize(a[31], Mux(a[31], -a, a), 0))
         case(["v_cvt_f32_u32"])(lambda: normalize(0, a, 0))
         for k in range(4):
@@ -341,7 +388,7 @@ class FpCvt(FpSubUnit):
 
         # ldexp, frexp
         if self._any([_LDEXP]):
-            n = self.src1.as_signed()
+            n = s0.src1.as_signed()
             scale = Signal(signed(10), name="ldexp_n")
             m.d.comb += scale.eq(_clamp(n, -_LDEXP_LIMIT, _LDEXP_LIMIT))
 
@@ -384,21 +431,21 @@ class FpCvt(FpSubUnit):
 
         # f32 -> f16
         if "f16" in blocks:
-            is_rtz = self._decode(m, ["v_cvt_pkrtz_f16_f32"], "f16_rtz")
-            f16 = _round_f16(m, u, is_rtz, "f16")
+            is_rtz = self._decode(m, ["v_cvt_pkrtz_f16_f32"], "f16_rtz", op)
+            f16 = _round_f16(m, u, s0.f16_shift, is_rtz, "f16")
             case(["v_cvt_f16_f32"])(lambda: finished(f16))
         if "f16_hi" in blocks:
-            f16_hi = _round_f16(m, v, Const(1), "f16_hi")
+            f16_hi = _round_f16(m, v, s0.f16_hi_shift, Const(1), "f16_hi")
             case(["v_cvt_pkrtz_f16_f32"])(lambda: finished(Cat(f16, f16_hi)))
 
         # two 16-bit normalized integers
         if "pknorm" in blocks:
-            is_u16 = self._decode(m, ["v_cvt_pknorm_u16_f32"], "pknorm_u16")
-            lo = _pknorm16(m, u, is_u16, "pknorm")
-            hi = _pknorm16(m, v, is_u16, "pknorm_hi")
+            is_u16 = self._decode(m, ["v_cvt_pknorm_u16_f32"], "pknorm_u16", op)
+            lo = _pknorm16(m, u, s0.pknorm_amount, is_u16, "pknorm")
+            hi = _pknorm16(m, v, s0.pknorm_hi_amount, is_u16, "pknorm_hi")
             case(_PKNORM_OPS)(lambda: finished(Cat(lo, hi)))
 
-        with m.Switch(self.op.as_value()):
+        with m.Switch(op):
             for names, body in choices:
                 members = self._members(names)
                 if members:
@@ -419,15 +466,17 @@ class FpCvt(FpSubUnit):
         r_exp = Signal(name="r_exp")
         r_fract = Signal(name="r_fract")
         r_flush_out = Signal(name="r_flush_out")
-        m.d.sync += valid.eq(self.start)
-        with m.If(self.start):
+        m.d.sync += valid.eq(s0.valid)
+        with m.If(s0.valid):
             m.d.sync += [r_direct.eq(direct), r_use_direct.eq(use_direct)]
             if "norm" in blocks:
                 m.d.sync += [r_sign.eq(n_sign), r_mag.eq(n_mag), r_sticky.eq(n_sticky),
                              r_k.eq(n_k), r_mant.eq(n_mant), r_exp.eq(n_exp),
-                             r_fract.eq(n_fract), r_flush_out.eq(self.flush_out)]
+                             r_fract.eq(n_fract), r_flush_out.eq(s0.flush_out)]
 
-        # --- stage 2: normalize and round -----------------------------------------------------
+        # --- stage 2: normalize -------------------------------------------------------------
+        valid2 = Signal(name="valid2")
+        m.d.sync += valid2.eq(valid)
         final = Signal(32, name="final")
         if "norm" in blocks:
             lz, _ = leading_zeros(r_mag)
@@ -435,16 +484,33 @@ class FpCvt(FpSubUnit):
             m.d.comb += normalized.eq(r_mag << lz)
             rp_exp = Signal(signed(14), name="norm_exp")
             m.d.comb += rp_exp.eq(Mux(r_mant, 126, 158 - lz + r_k))
-            rounded = round_pack(m, r_sign, rp_exp, Cat(r_sticky, normalized), r_flush_out,
-                                 name="norm_rp")
             frexp_exp = Signal(signed(32), name="frexp_exp")
             m.d.comb += frexp_exp.eq(r_k - lz)
-            m.d.comb += final.eq(Mux(r_use_direct, r_direct, Mux(
-                r_exp, frexp_exp, Mux(r_fract & (rounded == _ONE), _ALMOST_ONE, rounded))))
-        else:
-            m.d.comb += final.eq(r_direct)
+            s2 = {name: Signal.like(value, name=f"s2_{name}") for name, value in (
+                ("direct", r_direct), ("use_direct", r_use_direct), ("sign", r_sign),
+                ("sticky", r_sticky), ("exp", r_exp), ("fract", r_fract),
+                ("flush_out", r_flush_out), ("sig", normalized), ("rp_exp", rp_exp),
+                ("frexp_exp", frexp_exp))}
+            with m.If(valid):
+                m.d.sync += [s2["direct"].eq(r_direct), s2["use_direct"].eq(r_use_direct),
+                             s2["sign"].eq(r_sign), s2["sticky"].eq(r_sticky),
+                             s2["exp"].eq(r_exp), s2["fract"].eq(r_fract),
+                             s2["flush_out"].eq(r_flush_out), s2["sig"].eq(normalized),
+                             s2["rp_exp"].eq(rp_exp), s2["frexp_exp"].eq(frexp_exp)]
 
-        with m.If(valid):
+            # --- stage 3: round ---------------------------------------------------------------
+            rounded = round_pack(m, s2["sign"], s2["rp_exp"], Cat(s2["sticky"], s2["sig"]),
+                                 s2["flush_out"], name="norm_rp")
+            m.d.comb += final.eq(Mux(s2["use_direct"], s2["direct"], Mux(
+                s2["exp"], s2["frexp_exp"],
+                Mux(s2["fract"] & (rounded == _ONE), _ALMOST_ONE, rounded))))
+        else:
+            s2_direct = Signal(32, name="s2_direct")
+            with m.If(valid):
+                m.d.sync += s2_direct.eq(r_direct)
+            m.d.comb += final.eq(s2_direct)
+
+        with m.If(valid2):
             m.d.sync += [self.result.eq(final), self.done.eq(1)]
         with m.Elif(self.start):
             m.d.sync += self.done.eq(0)

@@ -88,10 +88,12 @@ odd multiple of 1/4) take one cycle.
 import decimal
 import types
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
 
 from ...emu import fp
-from .common import F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, round_pack, unpack
+from .arith import pipeline_stage
+from .common import (F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, round_pack,
+                     unpack)
 from .ops import FP_OPS, SUBUNIT_OF
 
 __all__ = ["FpTrans", "TRANS_NOT_BUILT", "EXP_TABLE", "LOG_TABLE", "LOG_DOWN_TABLE",
@@ -224,6 +226,33 @@ def _operand(m, bits, name: str):
     return u
 
 
+def _hold(m, load, value, name: str):
+    """A register loaded from ``value`` when ``load``, else holding."""
+    value = Value.cast(value)
+    reg = Signal(value.shape(), name=name)
+    with m.If(load):
+        m.d.sync += reg.eq(value)
+    return reg
+
+
+def _held_operand(m, load, u, name: str):
+    """:func:`_operand`'s namespace ``u`` as registers loaded when ``load``."""
+    return types.SimpleNamespace(**{
+        key: _hold(m, load, getattr(u, key), f"{name}_{key}")
+        for key in ("sign", "exp", "sig", "zero", "denorm", "inf", "nan", "snan")})
+
+
+def _late(m, value, name: str):
+    """``value`` registered, loaded every cycle: for a function of the stage-0 registers it is
+    valid from the second cycle after ``start`` on (from the third for a function of such a
+    register), and, like them, stable until the next ``start``. Splits a long operand
+    computation across the cycles before ``go`` (the third after ``start``)."""
+    value = Value.cast(value)
+    reg = Signal(value.shape(), name=name)
+    m.d.sync += reg.eq(value)
+    return reg
+
+
 def _below(m, a, b, offset: int, name: str):
     """``|a| * 2**offset < |b|`` exactly, for finite nonzero normalized operands."""
     shifted = Signal(signed(12), name=f"{name}_exp")
@@ -239,16 +268,20 @@ class FpTrans(FpSubUnit):
     """FP32 reciprocal, square root, reciprocal square root, 2**x, log2(x), sin, cos and the
     division helpers.
 
-    Timing: ``v_div_scale_f32``, ``v_div_fixup_f32`` and every op whose source is special (a zero,
-    an infinity, a NaN, negative for the roots and log, out of [-126, 128) for exp, beyond 256 or
-    with an exact zero result for sin/cos) take one cycle: the result of the inputs at ``start`` is
-    registered at the end of that cycle and ``done`` is high from the next one. Otherwise the
-    datapath loads at the end of the ``start`` cycle, iterates (26 cycles for rcp/sqrt/rsq, 48 for
-    exp, log, sin and cos), and the rounded result is registered one cycle later: ``done`` rises 28
-    (exp, log, sin, cos: 50) cycles after ``start``; the most of the ops built is :attr:`latency`.
-    ``done`` falls at the end of a ``start`` cycle that begins an iteration; it stays high, the
-    outputs stable, until then. The inputs must be held stable from ``start`` until ``done`` (the
-    final rounding reads them again).
+    Timing: the sources (flushed and unpacked), the op and MODE are registered at the end of
+    the ``start`` cycle, so the inputs may change from the next cycle on. The two cycles after
+    are spent on the slow parts of the argument reductions and start values (exp's fixed
+    point, log's start values, sin/cos's reduced angle, then its start values); in the one
+    after that, ``go``, the special cases are decided and an iteration is loaded.
+    ``v_div_scale_f32``, ``v_div_fixup_f32`` and every op whose source is special (a zero, an
+    infinity, a NaN, negative for the roots and log, out of [-126, 128) for exp, beyond 256 or
+    with an exact zero result for sin/cos) are then rounded in a cycle of their own and
+    registered: ``done`` rises :attr:`SHORT_LATENCY` (5) cycles after ``start``.
+    Otherwise the datapath iterates (26 cycles for rcp/sqrt/rsq, 48 for exp, log, sin and cos),
+    then the result is rounded and registered: ``done`` rises 32 (exp, log, sin, cos: 54)
+    cycles after ``start`` (the steps plus :attr:`ITER_OVERHEAD`); the most of the ops built is
+    :attr:`latency`. ``done`` falls at the end of every ``start`` cycle and stays high, the
+    outputs stable, from when it rises until then.
 
     Parameters
     ----------
@@ -277,14 +310,20 @@ class FpTrans(FpSubUnit):
 
     OPS = tuple(n for n in _TRANS_UNIT_OPS if n in _IMPLEMENTED)
 
+    #: Cycles from ``start`` to ``done`` of an operation that does not iterate.
+    SHORT_LATENCY = 5
+    #: Cycles from ``start`` to ``done`` of an iterating operation beyond its steps (26 for
+    #: rcp/sqrt/rsq, 48 for exp, log, sin and cos).
+    ITER_OVERHEAD = 6
+
     @property
     def latency(self) -> int:
-        """Worst-case cycles from ``start`` to ``done``: 50 with exp, log, sin or cos, else 28
-        with rcp/sqrt/rsq, else 1."""
+        """Worst-case cycles from ``start`` to ``done``: 54 with exp, log, sin or cos, else 32
+        with rcp/sqrt/rsq, else 5."""
         steps = [n for ops, n in ((_DIGIT_OPS, _STEPS), (_EXP_OPS, _EXP_STEPS),
                                   (_LOG_OPS, _LOG_STEPS), (_TRIG_OPS, _TRIG_STEPS))
                  if self._any(ops)]
-        return max(steps) + 2 if steps else 1
+        return max(steps) + self.ITER_OVERHEAD if steps else self.SHORT_LATENCY
 
     @property
     def fraction_bits(self) -> int:
@@ -311,22 +350,47 @@ class FpTrans(FpSubUnit):
         m.submodules.operands = mo = Module()
         m.submodules.rounding = mr = Module()
 
+        # --- stage 0 (the start cycle): the sources flushed and unpacked, registered with the
+        # op and MODE; they hold until the next start. The operand logic reads them in the
+        # cycle ``go`` (three cycles after start: the two between register the slow parts of
+        # the argument reductions and the start values, see :func:`_late`); the iteration loads
+        # at the end of ``go``.
+        valid1 = Signal(name="valid1")
+        valid2 = Signal(name="valid2")
+        go = Signal(name="go")
+        m.d.sync += [valid1.eq(self.start), valid2.eq(valid1), go.eq(valid2)]
+        op = _hold(m, self.start, self.op.as_value(), "s0_op")
+        flush_out = _hold(m, self.start, self.flush_out, "s0_flush_out")
+        always = self._decode(m, _RSQ_OPS + _LOG_OPS, "in_flush_always")
+
         dec = types.SimpleNamespace(**{
-            name: self._decode(mo, names, f"is_{name}") for name, names in (
+            name: self._decode(mo, names, f"is_{name}", op) for name, names in (
                 ("rcp", _RCP_OPS), ("sqrt", _SQRT_OPS), ("rsq", _RSQ_OPS), ("clamp", _CLAMP_OPS),
                 ("rcp_legacy", ("v_rcp_legacy_f32",)), ("rsq_legacy", ("v_rsq_legacy_f32",)),
                 ("exp", _EXP_OPS), ("log", _LOG_OPS), ("log_clamp", ("v_log_clamp_f32",)),
                 ("trig", _TRIG_OPS), ("cos", ("v_cos_f32",)),
                 ("div_scale", _DIV_SCALE_OPS), ("div_fixup", _DIV_FIXUP_OPS))})
 
+        dec.go = go
+        # registered copies for the iteration registers' enables (valid from the cycle before
+        # go, like the start values)
+        for name in ("exp", "log", "trig"):
+            setattr(dec, f"{name}_r", _late(m, getattr(dec, name), f"is_{name}_r"))
+
         # S0, flushed per MODE (rsq and log always)
-        x_bits = Signal(32, name="x_bits")
-        mo.d.comb += x_bits.eq(flush(self.src0, self.flush_in | dec.rsq | dec.log))
-        x = _operand(mo, x_bits, "x")
+        x_in = Signal(32, name="x_in")
+        m.d.comb += x_in.eq(flush(self.src0, self.flush_in | always))
+        x_bits = _hold(m, self.start, x_in, "x_bits")
+        x = _held_operand(m, self.start, _operand(m, x_in, "x_in"), "x")
 
         value = Signal(32, name="value")        # the op's result, from the inputs and state
         value_flag = Signal(name="value_flag")
         needs_iter = Signal(name="needs_iter")  # start an iteration
+        # registered (its inputs are valid a cycle before go): the load enable of every
+        # iteration register does not wait for the special-case decisions
+        iterate = _late(m, needs_iter, "iterate")
+        dec.load = Signal(name="load")
+        m.d.comb += dec.load.eq(go & iterate)
         fin = Signal(name="fin")                # the iteration has ended: round now
 
         rp_sign = Signal(name="rp_sign")
@@ -340,7 +404,9 @@ class FpTrans(FpSubUnit):
             # has S0's sign
             mr.d.comb += rp_sign.eq(Mux(dec.log, log_sign,
                                         Mux(dec.trig, trig_sign, x.sign & ~dec.exp)))
-            rounded = round_pack(mr, rp_sign, rp_exp, rp_sig, self.flush_out, name="rp")
+            # registered: the rounding is a cycle of its own
+            rq = pipeline_stage(mr, "rq", sign=rp_sign, exp=rp_exp, sig=rp_sig)
+            rounded = round_pack(mr, rq.sign, rq.exp, rq.sig, flush_out, name="rp")
 
         if self._any(_DIGIT_OPS + _EXP_OPS + _LOG_OPS + _TRIG_OPS):
             # --- the iteration's control: busy for 26 (exp, log, sin, cos: 48) cycles, then fin
@@ -348,7 +414,7 @@ class FpTrans(FpSubUnit):
             m.submodules.recurrence = mc = Module()
             busy = Signal(name="busy")
             count = Signal(range(max(_STEPS, _EXP_STEPS, _LOG_STEPS, _TRIG_STEPS)), name="count")
-            with mc.If(self.start & needs_iter):
+            with mc.If(dec.load):
                 mc.d.sync += [busy.eq(1), fin.eq(0),
                               count.eq(Mux(dec.exp, _EXP_STEPS - 1,
                                            Mux(dec.log, _LOG_STEPS - 1,
@@ -378,12 +444,14 @@ class FpTrans(FpSubUnit):
                            trig_sign, value)
 
         if self._any(_DIV_SCALE_OPS + _DIV_FIXUP_OPS):
-            d_bits = Signal(32, name="d_bits")
-            n_bits = Signal(32, name="n_bits")
-            mo.d.comb += [d_bits.eq(flush(self.src1, self.flush_in)),
-                          n_bits.eq(flush(self.src2, self.flush_in))]
-            d = _operand(mo, d_bits, "d")
-            n = _operand(mo, n_bits, "n")
+            d_in = Signal(32, name="d_in")
+            n_in = Signal(32, name="n_in")
+            m.d.comb += [d_in.eq(flush(self.src1, self.flush_in)),
+                         n_in.eq(flush(self.src2, self.flush_in))]
+            d_bits = _hold(m, self.start, d_in, "d_bits")
+            n_bits = _hold(m, self.start, n_in, "n_bits")
+            d = _held_operand(m, self.start, _operand(m, d_in, "d_in"), "d")
+            n = _held_operand(m, self.start, _operand(m, n_in, "n_in"), "n")
             if self._any(_DIV_SCALE_OPS):
                 k, vcc = self._div_scale(mo, x_bits, d, d_bits, n, n_bits)
                 with mr.If(dec.div_scale):
@@ -395,17 +463,19 @@ class FpTrans(FpSubUnit):
                         value_flag.eq(vcc),
                     ]
             if self._any(_DIV_FIXUP_OPS):
-                df_value = self._div_fixup(mo, d, n)
+                q_bits = _hold(m, self.start,
+                               flush(self.src0, self.flush_in | self.flush_out), "df_q")
+                df_value = self._div_fixup(mo, q_bits, d, n)
                 with mr.If(dec.div_fixup):
                     mr.d.comb += value.eq(df_value)
 
+        # the result: a cycle after ``go`` (no iteration) or ``fin``, the rounding's register
+        out = Signal(name="out")
+        m.d.sync += out.eq((go & ~iterate) | fin)
         with m.If(self.start):
-            with m.If(needs_iter):
-                m.d.sync += [self.done.eq(0), self.flag.eq(0)]
-            with m.Else():
-                m.d.sync += [self.result.eq(value), self.flag.eq(value_flag), self.done.eq(1)]
-        with m.Elif(fin):
-            m.d.sync += [self.result.eq(value), self.done.eq(1)]
+            m.d.sync += self.done.eq(0)
+        with m.Elif(out):
+            m.d.sync += [self.result.eq(value), self.flag.eq(value_flag), self.done.eq(1)]
         return m
 
     # --- rcp, sqrt, rsq --------------------------------------------------------------------
@@ -419,6 +489,7 @@ class FpTrans(FpSubUnit):
         is_root = Signal(name="is_root")
         is_digit = Signal(name="is_digit")     # the registers only step for these ops
         mo.d.comb += [is_root.eq(dec.sqrt | dec.rsq), is_digit.eq(dec.rcp | is_root)]
+        is_digit_r = _late(mo, is_digit, "is_digit_r")      # the iteration's enable
 
         # --- special operands: NaN, negative (roots), zero, infinity ------------------------
         special = Signal(32, name="special")
@@ -463,12 +534,12 @@ class FpTrans(FpSubUnit):
         take = Signal(name="take")
         mc.d.comb += [diff.eq(rho - tau), take.eq(~diff[width])]
 
-        with mc.If(self.start & needs_iter):
+        with mc.If(dec.load & is_digit_r):
             mc.d.sync += [
                 rho.eq(Mux(dec.sqrt, m_fix, one)),
                 tau.eq(Mux(dec.sqrt, one, m_fix)),
             ]
-        with mc.Elif(busy & is_digit):
+        with mc.Elif(busy & is_digit_r):
             mc.d.sync += [
                 rho.eq(Mux(take, diff[:width], rho) << 1),
                 y.eq(Cat(take, y[:-1])),
@@ -477,13 +548,13 @@ class FpTrans(FpSubUnit):
         if self._any(_ROOT_OPS):
             h = Signal(frac + 2, name="h")       # < 2
             h3 = Signal(frac + 3, name="h3")     # < 6
-            with mc.If(self.start & needs_iter):
+            with mc.If(dec.load & is_digit_r):
                 mc.d.sync += [
                     h.eq(Mux(dec.sqrt, one >> 1, Mux(dec.rsq, m_fix >> 1, 0))),
                     h3.eq(Mux(dec.sqrt, (3 * one) >> 1,
                               Mux(dec.rsq, (m_fix + (m_fix << 1)) >> 1, 0))),
                 ]
-            with mc.Elif(busy & is_digit):
+            with mc.Elif(busy & is_digit_r):
                 mc.d.sync += [
                     tau.eq(Mux(take, tau + h3, tau - h)),
                     h.eq(h >> 1),
@@ -540,7 +611,7 @@ class FpTrans(FpSubUnit):
         right = Signal(range(89), name="exp_right")        # 98 - x.exp, at most 88 (all out)
         wide = Signal(24 + 88, name="exp_wide")
         magnitude = Signal(_EXP_F + 8, name="exp_mag")     # |x| * 2**52 truncated, < 2**59
-        fixed = Signal(signed(_EXP_F + 9), name="exp_fixed")
+        fixed_in = Signal(signed(_EXP_F + 9), name="exp_fixed_in")
         shift = Signal(signed(11), name="exp_shift")
         mo.d.comb += [
             shift.eq(x.exp - (150 - _EXP_F)),
@@ -549,8 +620,9 @@ class FpTrans(FpSubUnit):
             wide.eq(Cat(Const(0, 88), x.sig) >> right),
             magnitude.eq(Mux(shift >= 0, x.sig << left, wide[88:])),
             # floor of a negative value: minus the magnitude, one less if bits were dropped
-            fixed.eq(Mux(x.sign, -magnitude - wide[:88].any(), magnitude)),
+            fixed_in.eq(Mux(x.sign, -magnitude - wide[:88].any(), magnitude)),
         ]
+        fixed = _late(mo, fixed_in, "exp_fixed")       # a cycle before go
 
         # --- the iteration: r -= C[k], Y += Y >> k while r >= C[k], k = 1..48 -------------
         # (a module of its own, which only steps for exp: a simulator evaluates it only when
@@ -563,9 +635,9 @@ class FpTrans(FpSubUnit):
         c_k = Signal(_EXP_F, name="exp_c")
         r_diff = Signal(_EXP_F + 1, name="exp_diff")
         me.d.comb += [c_k.eq(table[k]), r_diff.eq(r - c_k)]
-        with me.If(self.start & needs_iter):
+        with me.If(dec.load & dec.exp_r):
             me.d.sync += [r.eq(fixed[:_EXP_F]), big_y.eq(1 << _EXP_G), k.eq(1)]
-        with me.Elif(busy & dec.exp):
+        with me.Elif(busy & dec.exp_r):
             with me.If(~r_diff[_EXP_F]):
                 me.d.sync += [r.eq(r_diff[:_EXP_F]), big_y.eq(big_y + (big_y >> k))]
             me.d.sync += k.eq(k + 1)
@@ -645,14 +717,17 @@ class FpTrans(FpSubUnit):
         mo.d.comb += [
             u.eq(Mux(below | above, ks, lz_e - 7)),
             shift0.eq(Mux(below | above, 0, 8 - lz_e)),
-            sign.eq(below | (~above & (big_e < 0))),
         ]
+        mo.d.sync += sign.eq(below | (~above & (big_e < 0)))      # a cycle before go
         with mo.If(above):
             mo.d.comb += r_init.eq(down[(lz - 1)[:5]])
         with mo.Elif(below):
             mo.d.comb += r_init.eq(0)
         with mo.Else():
             mo.d.comb += r_init.eq((mag << lz_e[:4]) << (acc - 7))
+        # registered: the start values are computed in a cycle before go
+        ks, w_init, r_init, shift0, u = (_late(mo, value, f"{value.name}_r")
+                                         for value in (ks, w_init, r_init, shift0, u))
 
         # --- the iteration: W + (W >> k) >= 1 takes the factor 1 + 2**-k -----------------------
         # (a module of its own: a simulator evaluates it only when its state changes)
@@ -661,22 +736,26 @@ class FpTrans(FpSubUnit):
         r = Signal(acc + 2, name="log_r")
         k = Signal(range(_LOG_KMAX + 1), name="log_k")
         sh = Signal(range(8 + _LOG_STEPS), name="log_sh")
-        table = Array(Const(c, acc + 1) for c in (0, *LOG_TABLE))
+        table = Array(Const(c, acc + 1) for c in (0, *LOG_TABLE, 0))
         t = Signal(frac + 2, name="log_t")
+        # the step's constant, table[k] >> sh, is a register loaded a step ahead (k and sh
+        # only count up), so the ROM and its shifter are not in front of the addition
         term = Signal(acc + 1, name="log_term")
+        term_init = _late(mo, table[ks] >> shift0, "log_term_init")   # valid at go
         take = Signal(name="log_take")
         ml.d.comb += [
             t.eq(w + (w >> k)),
             take.eq(t[frac:].any()),
-            term.eq(table[k] >> sh),
         ]
-        with ml.If(self.start & needs_iter):
-            ml.d.sync += [w.eq(w_init), r.eq(r_init), k.eq(ks), sh.eq(shift0)]
-        with ml.Elif(busy & dec.log):
+        with ml.If(dec.load & dec.log_r):
+            ml.d.sync += [w.eq(w_init), r.eq(r_init), k.eq(ks), sh.eq(shift0),
+                          term.eq(term_init)]
+        with ml.Elif(busy & dec.log_r):
             ml.d.sync += [
                 w.eq(Cat(Const(0, 1), Mux(take, t[:frac], w[:frac]))),
                 k.eq(k + 1),
                 sh.eq(sh + 1),
+                term.eq(table[k + 1] >> (sh + 1)),
             ]
             with ml.If(take):
                 ml.d.sync += r.eq(Mux(sign, r + term, r - term))
@@ -705,25 +784,30 @@ class FpTrans(FpSubUnit):
         CORDIC rotations (``mc``), rounding and result (``mr``)."""
         fx, fz = _TRIG_X, _TRIG_Z
         # --- |x| >= 1/8 (exponent >= 124): |x| * 2**26 exactly, its distance to an integer ---
-        fixed = Signal(name="trig_fixed")
+        fixed_in = Signal(name="trig_fixed_in")
         xi = Signal(24 + 11, name="trig_xi")               # |x| <= 256
         frac = xi[:26]
         rneg = Signal(name="trig_rneg")                     # x - rint(x) has the other sign
         a = Signal(26, name="trig_a")                       # |x - rint(x)| * 2**26 <= 2**25
         c = Signal(signed(27), name="trig_c")               # (1/4 - |x - rint(x)|) * 2**26
-        t = Signal(25, name="trig_t")                       # the reduced angle * 2**26
+        t_in = Signal(25, name="trig_t_in")                 # the reduced angle * 2**26
+        sign_in = Signal(name="trig_sign_in")
         mo.d.comb += [
-            fixed.eq(x.exp >= 124),
-            xi.eq(Mux(fixed, x.sig << (x.exp - 124)[:4], 0)),
+            fixed_in.eq(x.exp >= 124),
+            xi.eq(Mux(fixed_in, x.sig << (x.exp - 124)[:4], 0)),
             rneg.eq((frac > (1 << 25)) | ((frac == (1 << 25)) & xi[26])),
             a.eq(Mux(rneg, (1 << 26) - frac, frac)),
             c.eq((1 << 24) - a),
         ]
         with mo.If(dec.cos):            # cos(2 pi a) = sin(2 pi (1/4 - a))
-            mo.d.comb += [t.eq(Mux(c < 0, -c, c)), sign.eq(fixed & (c < 0))]
+            mo.d.comb += [t_in.eq(Mux(c < 0, -c, c)), sign_in.eq(fixed_in & (c < 0))]
         with mo.Else():                 # sin(2 pi a) = sin(2 pi (1/2 - a))
-            mo.d.comb += [t.eq(Mux(a > (1 << 24), (1 << 25) - a, a)),
-                          sign.eq(x.sign ^ (fixed & rneg))]
+            mo.d.comb += [t_in.eq(Mux(a > (1 << 24), (1 << 25) - a, a)),
+                          sign_in.eq(x.sign ^ (fixed_in & rneg))]
+        # registered: the reduction takes a cycle before go
+        fixed = _late(mo, fixed_in, "trig_fixed")
+        t = _late(mo, t_in, "trig_t")
+        mo.d.sync += sign.eq(sign_in)
 
         # --- special operands: NaN, inf, |x| > 256, zero, and exact zeros of the result ------
         in_range = Signal(name="trig_in_range")
@@ -751,13 +835,14 @@ class FpTrans(FpSubUnit):
         left = Signal(range(32), name="trig_left")
         right = Signal(range(128), name="trig_right")
         wide = Signal(24 + 120, name="trig_wide")
-        up = Signal(fz - 2, name="trig_up")
+        up_in = Signal(fz - 2, name="trig_up_in")
         mo.d.comb += [
             left.eq(Mux(x.exp >= 92, x.exp - 92, 0)),
             right.eq(Mux(x.exp >= 92, 0, 92 - x.exp)),
             wide.eq(Cat(Const(0, 120), x.sig) >> right),
-            up.eq(Mux(x.exp >= 92, x.sig << left, wide[120:] + wide[:120].any())),
+            up_in.eq(Mux(x.exp >= 92, x.sig << left, wide[120:] + wide[:120].any())),
         ]
+        up = _late(mo, up_in, "trig_up")
         with mo.If(fixed):
             mo.d.comb += [ks.eq(Mux(lz == 0, 0, lz - 1)),
                           z_init.eq(Mux(lz == 0, t << 32, (t << lz[:5]) << 31))]
@@ -771,6 +856,9 @@ class FpTrans(FpSubUnit):
             ks_cap.eq(Mux(ks > _TRIG_KCAP, _TRIG_KCAP, ks)),
             shy_init.eq(Mux(ks > 31, 63, ks << 1)),
         ]
+        # registered again: the start values take the cycle after the reduction's
+        ks, z_init, ks_cap, shy_init = (_late(mo, value, f"{value.name}_r")
+                                        for value in (ks, z_init, ks_cap, shy_init))
 
         # --- the rotations: d = sign of z; x -= d y 2**-k, y += d x 2**-k, z -= d atan(2**-k) -
         # (a module of its own: a simulator evaluates it only when its state changes)
@@ -793,10 +881,10 @@ class FpTrans(FpSubUnit):
             dy.eq(cx >> i),
             dz.eq(atan[kidx] >> i),
         ]
-        with mt.If(self.start & needs_iter):
+        with mt.If(dec.load & dec.trig_r):
             mt.d.sync += [cx.eq(starts[ks_cap]), cy.eq(0), cz.eq(z_init), i.eq(0),
                           kidx.eq(ks_cap), shy.eq(shy_init)]
-        with mt.Elif(busy & dec.trig):
+        with mt.Elif(busy & dec.trig_r):
             mt.d.sync += [
                 cx.eq(Mux(down, cx + dx, cx - dx)),
                 cy.eq(Mux(down, cy - dy, cy + dy)),
@@ -856,10 +944,9 @@ class FpTrans(FpSubUnit):
             m.d.comb += k.eq(0)
         return k, vcc
 
-    def _div_fixup(self, m, d, n):
-        """``v_div_fixup_f32``: the special cases of n/d around the estimate S0."""
-        q_bits = Signal(32, name="df_q")
-        m.d.comb += q_bits.eq(flush(self.src0, self.flush_in | self.flush_out))
+    def _div_fixup(self, m, q_bits, d, n):
+        """``v_div_fixup_f32``: the special cases of n/d around the estimate S0 (``q_bits``,
+        flushed per both MODE flags)."""
         underflow = _below(m, n, d, 150, "df_underflow")   # below half the smallest denormal
         sign = Signal(name="df_sign")
         m.d.comb += sign.eq(d.sign ^ n.sign)

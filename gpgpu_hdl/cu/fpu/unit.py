@@ -20,6 +20,10 @@ Around them the lane applies what the VOP3 encoding adds: the input modifiers ``
 ``neg`` on every source (as the golden model does) and, on a float result, the output
 modifiers ``omod`` (times 2, 4 or 0.5, rounded and flushed like any f32 result) and ``clamp``
 (to [0, 1]; a NaN stays NaN, or becomes +0 with MODE.DX10_CLAMP).
+
+The lane registers its inputs at ``start`` and its outputs before ``done`` (see
+:class:`FpLaneUnit`), so no combinational path crosses it: the core's decode and operand logic
+ends at the input registers, the write-back starts from the result registers.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
@@ -27,14 +31,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...isa.table import TABLE, Unit
-from .arith import FpFma, FpMulAdd
+from .arith import FpFma, FpMulAdd, pipeline_stage
 from .cmp import FpCmp
 from .common import F32_NAN, is_nan, leading_zeros, round_pack, unpack
 from .cvt import FpCvt
 from .ops import FP_OPS, FpOp, fp_member
 from .trans import FpTrans
 
-__all__ = ["FpLaneUnit", "UNIT_CLASSES", "FP_BUILT_OPS", "FLOAT_RESULT_OPS"]
+__all__ = ["FpLaneUnit", "UNIT_CLASSES", "FP_BUILT_OPS", "FLOAT_RESULT_OPS", "LANE_STAGES"]
 
 #: Submodule name -> sub-unit class, in elaboration order.
 UNIT_CLASSES = {"arith": FpMulAdd, "fma": FpFma, "cmp": FpCmp, "cvt": FpCvt, "trans": FpTrans}
@@ -47,6 +51,9 @@ _overlap = [op for op in FP_BUILT_OPS
 if _overlap:
     raise RuntimeError(f"FP32 instructions claimed by two sub-units: {sorted(_overlap)}")
 
+#: Cycles the lane adds to its sub-unit's latency: the input register and two output stages.
+LANE_STAGES = 3
+
 #: Instructions whose destination is a float (the output modifiers apply to them).
 FLOAT_RESULT_OPS = frozenset(e.mnemonic for e in TABLE
                              if e.unit is Unit.FPU and e.dst is not None and e.dst.is_float)
@@ -55,9 +62,13 @@ FLOAT_RESULT_OPS = frozenset(e.mnemonic for e in TABLE
 class FpLaneUnit(wiring.Component):
     """The FP32 sub-units of one lane, with the VOP3 input and output modifiers.
 
-    Timing: ``start`` is a one-cycle pulse with the inputs valid; the inputs stay stable until
-    ``done``, which rises when ``result`` and ``flag`` are valid (at the earliest the cycle
-    after ``start``) and stays high until the next ``start``.
+    Timing: ``start`` is a one-cycle pulse with the inputs valid. The unit latches them at
+    the end of that cycle (the sources with ``abs``/``neg`` applied), so they may change from
+    the next cycle on; the chosen sub-unit starts one cycle later on the latched values. Its
+    result goes through two output stages (the selection and omod's normalization, then omod's
+    rounding and ``clamp``) into the ``result``/``flag`` registers: ``done`` rises with them,
+    :data:`LANE_STAGES` cycles more than the sub-unit takes (:attr:`latency` at most), and stays
+    high, the outputs stable, until the next ``start``. ``done`` is low in a ``start`` cycle.
 
     Parameters
     ----------
@@ -141,66 +152,89 @@ class FpLaneUnit(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Worst-case cycles from ``start`` to ``done``."""
-        return max(cls(ops=share).latency
-                   for cls, share in ((UNIT_CLASSES[n], s) for n, s in self.units.items()))
+        """Worst-case cycles from ``start`` to ``done``: the slowest sub-unit built plus
+        :data:`LANE_STAGES`."""
+        return LANE_STAGES + max(cls(ops=share).latency
+                                 for cls, share in ((UNIT_CLASSES[n], s)
+                                                    for n, s in self.units.items()))
 
     def elaborate(self, platform):
         m = Module()
+        units = self.units
+
+        # --- input stage: everything latched at start, the modifiers applied ----------------
+        # abs clears the sign, neg flips it (abs first); the sub-unit starts the next cycle
+        i_valid = Signal()
+        m.d.sync += i_valid.eq(self.start)
+        i_srcs = [Signal(32, name=f"i_src{i}") for i in range(3)]
+        i_op = Signal(FpOp, name="i_op")
+        i_bits = {name: Signal(name=f"i_{name}")
+                  for name in ("cin", "flush_in", "flush_out", "ieee", "dx10_clamp", "clamp")}
+        i_omod = Signal(2, name="i_omod")
+        i_float = Signal(name="i_float")            # the result is a float: modifiers apply
+        i_sel = {name: Signal(name=f"i_{name}_sel") for name in units}
         op = self.op.as_value()
+        members = [fp_member(n) for n in FP_OPS if n in self._ops and n in FLOAT_RESULT_OPS]
+        with m.If(self.start):
+            for i, (reg, raw) in enumerate(zip(i_srcs, (self.src0, self.src1, self.src2),
+                                               strict=True)):
+                sign = (raw[31] & ~self.abs[i]) ^ self.neg[i]
+                m.d.sync += reg.eq(Cat(raw[:31], sign))
+            m.d.sync += [i_op.eq(self.op), i_omod.eq(self.omod)]
+            m.d.sync += [reg.eq(getattr(self, name)) for name, reg in i_bits.items()]
+            m.d.sync += i_float.eq(op.matches(*members) if members else 0)
+            for name, share in units.items():
+                m.d.sync += i_sel[name].eq(op.matches(*(fp_member(n) for n in FP_OPS
+                                                        if n in share)))
 
-        # --- input modifiers: abs clears the sign, neg flips it (abs first) --------------------
-        srcs = []
-        for i, raw in enumerate((self.src0, self.src1, self.src2)):
-            src = Signal(32, name=f"src{i}_mod")
-            sign = (raw[31] & ~self.abs[i]) ^ self.neg[i]
-            m.d.comb += src.eq(Cat(raw[:31], sign))
-            srcs.append(src)
-
-        # --- the sub-units ---------------------------------------------------------------------
-        outputs = []        # (selected, result, flag, done)
-        for name, share in self.units.items():
-            unit = UNIT_CLASSES[name](ops=share)
-            m.submodules[name] = unit
-            chosen = Signal(name=f"{name}_sel")
-            m.d.comb += chosen.eq(op.matches(*(fp_member(n) for n in FP_OPS if n in share)))
-            m.d.comb += [unit.start.eq(self.start & chosen), unit.op.eq(self.op),
-                         unit.src0.eq(srcs[0]), unit.src1.eq(srcs[1]), unit.src2.eq(srcs[2]),
-                         unit.cin.eq(self.cin), unit.flush_in.eq(self.flush_in),
-                         unit.flush_out.eq(self.flush_out), unit.ieee.eq(self.ieee)]
-            outputs.append((chosen, unit.result, unit.flag, unit.done))
-
+        # --- the sub-units, on the latched inputs ----------------------------------------------
         raw = Signal(32)
         flag = Signal()
         unit_done = Signal()
-        for chosen, result, unit_flag, done in outputs:
-            with m.If(chosen):
-                m.d.comb += [raw.eq(result), flag.eq(unit_flag), unit_done.eq(done)]
+        for name, share in units.items():
+            unit = UNIT_CLASSES[name](ops=share)
+            m.submodules[name] = unit
+            m.d.comb += [unit.start.eq(i_valid & i_sel[name]), unit.op.eq(i_op),
+                         unit.src0.eq(i_srcs[0]), unit.src1.eq(i_srcs[1]),
+                         unit.src2.eq(i_srcs[2]), unit.cin.eq(i_bits["cin"]),
+                         unit.flush_in.eq(i_bits["flush_in"]),
+                         unit.flush_out.eq(i_bits["flush_out"]), unit.ieee.eq(i_bits["ieee"])]
+            with m.If(i_sel[name]):
+                m.d.comb += [raw.eq(unit.result), flag.eq(unit.flag), unit_done.eq(unit.done)]
 
-        # done: never in the cycle of start (the sub-unit's done may still be that of the
-        # previous operation), then as soon as the chosen sub-unit says so
-        m.d.comb += self.done.eq(~self.start & unit_done)
+        # the chosen sub-unit's done counts from the cycle after its start (in the start cycle
+        # it may still be that of the previous operation)
+        pending = Signal()
+        capture = Signal()
+        m.d.comb += capture.eq(pending & unit_done)
+        with m.If(i_valid):
+            m.d.sync += pending.eq(1)
+        with m.Elif(capture):
+            m.d.sync += pending.eq(0)
 
-        # --- output modifiers -------------------------------------------------------------------
-        float_result = Signal()
-        members = [fp_member(n) for n in FP_OPS if n in self._ops and n in FLOAT_RESULT_OPS]
-        if members:
-            m.d.comb += float_result.eq(op.matches(*members))
-        scaled = _omod(m, raw, self.omod, self.flush_out)
+        # --- output stage 1: the result selected, omod's normalization ---------------------------
+        o = _omod_normalize(m, raw, i_omod)
+        o1 = pipeline_stage(m, "o1", valid=capture, raw=raw, flag=flag, **o)
+
+        # --- output stage 2: omod's rounding, clamp, the result register --------------------------
+        scaled = _omod_round(m, o1, i_bits["flush_out"])
         modified = Signal(32)
-        m.d.comb += modified.eq(Mux(self.omod != 0, scaled, raw))
-        clamped = _clamp(modified, self.dx10_clamp)
-        m.d.comb += [
-            self.result.eq(Mux(float_result & self.clamp, clamped,
-                               Mux(float_result, modified, raw))),
-            self.flag.eq(flag),
-        ]
+        m.d.comb += modified.eq(Mux(i_omod != 0, scaled, o1.raw))
+        clamped = _clamp(modified, i_bits["dx10_clamp"])
+        final = Mux(i_float & i_bits["clamp"], clamped, Mux(i_float, modified, o1.raw))
+        done = Signal()
+        with m.If(self.start):
+            m.d.sync += done.eq(0)
+        with m.Elif(o1.valid):
+            m.d.sync += [self.result.eq(final), self.flag.eq(o1.flag), done.eq(1)]
+        # never in the cycle of start (the register still holds the previous operation's)
+        m.d.comb += self.done.eq(done & ~self.start)
         return m
 
 
-def _omod(m, x, omod, flush_out):
-    """``x`` times 2, 4 or 0.5 (by ``omod`` 1, 2, 3), rounded once and flushed like an f32
-    result; infinities and zeros keep their sign, a NaN is the canonical NaN."""
+def _omod_normalize(m, x, omod):
+    """First half of omod: ``x``'s significand normalized and the scaled exponent (``x``
+    times 2, 4 or 0.5 for ``omod`` 1, 2, 3), and what passes ``x`` through unrounded."""
     u = unpack(x)
     count, _ = leading_zeros(u.sig)
     norm = Signal(24, name="omod_sig")
@@ -209,10 +243,16 @@ def _omod(m, x, omod, flush_out):
     m.d.comb += k.eq(Mux(omod == 3, -1, omod))
     exp = Signal(signed(11), name="omod_exp")
     m.d.comb += exp.eq(u.exp - count + k)
-    rounded = round_pack(m, u.sign, exp, Cat(Const(0, 2), norm), flush_out, name="omod")
+    return {"sign": u.sign, "sig": norm, "exp": exp, "nan": is_nan(x), "keep": u.inf | u.zero}
+
+
+def _omod_round(m, o, flush_out):
+    """Second half of omod: the scaled value of :func:`_omod_normalize` (registered, ``o``)
+    rounded once and flushed like an f32 result; infinities and zeros keep their sign, a NaN
+    is the canonical NaN."""
+    rounded = round_pack(m, o.sign, o.exp, Cat(Const(0, 2), o.sig), flush_out, name="omod")
     out = Signal(32, name="omod_out")
-    m.d.comb += out.eq(Mux(is_nan(x), F32_NAN,
-                           Mux(u.inf | u.zero, x, rounded)))
+    m.d.comb += out.eq(Mux(o.nan, F32_NAN, Mux(o.keep, o.raw, rounded)))
     return out
 
 
