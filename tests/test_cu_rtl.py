@@ -29,7 +29,7 @@ from _suite import load_suite
 suite = load_suite()
 
 #: wave-instructions (on the emulator) above which a case runs only with ``-m slow``. The model
-#: simulates 50-130 thousand cycles a second; the largest case (jacobi2d, 15,040
+#: simulates 36-92 thousand cycles a second; the largest case (jacobi2d, 15,040
 #: wave-instructions) takes about 30 s, bitonic_sort (7,740, with long traces) 80 s.
 _DEFAULT_BUDGET = 20_000
 
