@@ -28,8 +28,8 @@ significand with a sticky bit. Alignment shifts "jam" the bits they shift out in
 bit of the window; the other operand has zeros there, so the difference is odd whenever it is
 inexact and rounds like the exact value.
 
-Shared helpers written here (not in :mod:`.common`): :func:`pipeline_stage` (registers a
-group of values), :func:`align_right` (right shift with a jammed sticky bit),
+Shared helpers written here (not in :mod:`.common`): :func:`align_right` (right shift with a
+jammed sticky bit),
 :func:`normalize_left` (the left shift by a leading-zero count, widest step first) and
 :func:`prenormalize` (a denormal significand shifted up to a normal one).
 """
@@ -39,12 +39,12 @@ import types
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib.wiring import In
 
-from .common import (F32_NAN, FpSubUnit, flush, is_nan, is_zero, leading_zeros, round_pack,
-                     unpack)
+from .common import (F32_NAN, FpSubUnit, flush, is_nan, is_zero, leading_zeros,
+                     pipeline_stage, round_pack, unpack)
 from .ops import FpOp
 
 __all__ = ["ADD_OPS", "MUL_OPS", "FMA_OPS", "MAD_OPS", "FpAdd", "FpMul", "FpFma", "FpMulAdd",
-           "pipeline_stage", "align_right", "normalize_left", "prenormalize"]
+           "align_right", "normalize_left", "prenormalize"]
 
 #: Instructions of the adder (table subunit ``add``).
 ADD_OPS = ("v_add_f32", "v_sub_f32", "v_subrev_f32")
@@ -71,21 +71,6 @@ _TWO = 0x40000000
 
 
 # --- shared helpers -----------------------------------------------------------------------
-
-def pipeline_stage(m, prefix: str, **values):
-    """One pipeline register per value, loaded every cycle.
-
-    Returns a namespace with the registers under the keywords' names (signals
-    ``{prefix}_{name}``, of the values' shapes).
-    """
-    regs = {}
-    for key, value in values.items():
-        value = Value.cast(value)
-        reg = Signal(value.shape(), name=f"{prefix}_{key}")
-        m.d.sync += reg.eq(value)
-        regs[key] = reg
-    return types.SimpleNamespace(**regs)
-
 
 def align_right(m, sig, offset: int, amount, name: str):
     """``(sig << offset) >> amount`` in ``offset + len(sig)`` bits, the lost bits jammed.

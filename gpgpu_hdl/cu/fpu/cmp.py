@@ -26,8 +26,8 @@ compares work in parallel).
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from .arith import pipeline_stage
-from .common import F32_NAN, FpSubUnit, flush, is_denorm, is_inf, is_nan, is_snan, is_zero
+from .common import (F32_NAN, FpSubUnit, flush, is_denorm, is_inf, is_nan, is_snan, is_zero,
+                     pipeline_stage)
 from .ops import FP_OPS, SUBUNIT_OF
 
 __all__ = ["FpCmp", "CMP_CONDITIONS"]

@@ -19,7 +19,7 @@ from ..valu import _leading_zeros
 from .ops import FP_OPS, FpOp, fp_member
 
 __all__ = ["F32_NAN", "FpSubUnit", "fields", "is_nan", "is_snan", "is_inf", "is_zero",
-           "is_denorm", "flush", "unpack", "leading_zeros", "round_pack"]
+           "is_denorm", "flush", "unpack", "leading_zeros", "round_pack", "pipeline_stage"]
 
 #: The canonical quiet NaN every float operation returns.
 F32_NAN = 0x7FC00000
@@ -248,3 +248,17 @@ def round_pack(m, sign, exp, sig, flush_out, *, name: str = "rp"):
         m.d.comb += out.eq(Cat(packed, sign))
     return out
 
+
+def pipeline_stage(m, prefix: str, **values):
+    """One pipeline register per value, loaded every cycle.
+
+    Returns a namespace with the registers under the keywords' names (signals
+    ``{prefix}_{name}``, of the values' shapes).
+    """
+    regs = {}
+    for key, value in values.items():
+        value = Value.cast(value)
+        reg = Signal(value.shape(), name=f"{prefix}_{key}")
+        m.d.sync += reg.eq(value)
+        regs[key] = reg
+    return types.SimpleNamespace(**regs)

@@ -45,8 +45,8 @@ import types
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 
-from .arith import pipeline_stage
-from .common import F32_NAN, FpSubUnit, flush, leading_zeros, round_pack, unpack
+from .common import (F32_NAN, FpSubUnit, flush, leading_zeros, pipeline_stage, round_pack,
+                     unpack)
 from .ops import FP_OPS, SUBUNIT_OF
 
 __all__ = ["FpCvt"]

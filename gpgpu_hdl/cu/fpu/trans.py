@@ -91,9 +91,8 @@ import types
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
 
 from ...emu import fp
-from .arith import pipeline_stage
-from .common import (F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, round_pack,
-                     unpack)
+from .common import (F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, pipeline_stage,
+                     round_pack, unpack)
 from .ops import FP_OPS, SUBUNIT_OF
 
 __all__ = ["FpTrans", "TRANS_NOT_BUILT", "EXP_TABLE", "LOG_TABLE", "LOG_DOWN_TABLE",

@@ -31,9 +31,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...isa.table import TABLE, Unit
-from .arith import FpFma, FpMulAdd, pipeline_stage
+from .arith import FpFma, FpMulAdd
 from .cmp import FpCmp
-from .common import F32_NAN, is_nan, leading_zeros, round_pack, unpack
+from .common import F32_NAN, is_nan, leading_zeros, pipeline_stage, round_pack, unpack
 from .cvt import FpCvt
 from .ops import FP_OPS, FpOp, fp_member
 from .trans import FpTrans
