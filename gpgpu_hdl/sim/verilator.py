@@ -39,7 +39,9 @@ What :func:`build` does to the Verilog
 * ``visibility="top"`` keeps only the top module's signals (its ports and the hooks) and the
   hooked memories visible to cocotb (:func:`mark_memories_public` and a Verilator control file),
   instead of every signal (cocotb's ``--public-flat-rw``). Verilator can then inline and
-  optimise the rest: the compute unit simulated 5 times faster and compiled faster.
+  optimise the rest: the compute unit simulated 5-6 times faster at the same -O0, and -O1,
+  which had taken 25 minutes to compile, now compiles in under a minute (30-50 times faster
+  than before in all).
 * Always added: ``-Wno-lint -Wno-fatal`` (Amaranth's Verilog trips WIDTH and CASEINCOMPLETE
   lint warnings) and ``--timescale 1ns/1ps``; cocotb's runner adds ``--vpi --public-flat-rw``
   (every signal, including memory words, is visible to cocotb).
@@ -691,8 +693,8 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
         ``clock_period_ns`` (:func:`add_internal_clock`); cocotb must then not drive it.
     visibility : {"all", "top"}
         ``"all"``: cocotb sees every signal (``dut.sub.sig``). ``"top"``: only the top module's
-        signals and the ``memories``; Verilator is free to optimise the rest away, which made
-        the compute unit's model compile faster and simulate 5 times faster.
+        signals and the ``memories``; Verilator is free to optimise the rest away (the compute
+        unit's model: 5-6 times faster at -O0, and -O1 compiles in under a minute).
     key : str, optional
         Stands for the Verilog in the build's hash, so that a callable ``verilog`` is only
         called when no build exists yet. Converting a design with a 2**18-word memory takes
