@@ -19,7 +19,8 @@ from ..valu import _leading_zeros
 from .ops import FP_OPS, FpOp, fp_member
 
 __all__ = ["F32_NAN", "FpSubUnit", "fields", "is_nan", "is_snan", "is_inf", "is_zero",
-           "is_denorm", "flush", "unpack", "leading_zeros", "round_pack", "pipeline_stage"]
+           "is_denorm", "flush", "unpack", "leading_zeros", "round_pack", "register",
+           "pipeline_stage"]
 
 #: The canonical quiet NaN every float operation returns.
 F32_NAN = 0x7FC00000
@@ -249,16 +250,24 @@ def round_pack(m, sign, exp, sig, flush_out, *, name: str = "rp"):
     return out
 
 
+def register(m, value, name: str, *, load=None):
+    """A register of ``value``'s shape named ``name``: loaded every cycle, or only when
+    ``load`` is given and high (it holds otherwise)."""
+    value = Value.cast(value)
+    reg = Signal(value.shape(), name=name)
+    if load is None:
+        m.d.sync += reg.eq(value)
+    else:
+        with m.If(load):
+            m.d.sync += reg.eq(value)
+    return reg
+
+
 def pipeline_stage(m, prefix: str, **values):
     """One pipeline register per value, loaded every cycle.
 
     Returns a namespace with the registers under the keywords' names (signals
     ``{prefix}_{name}``, of the values' shapes).
     """
-    regs = {}
-    for key, value in values.items():
-        value = Value.cast(value)
-        reg = Signal(value.shape(), name=f"{prefix}_{key}")
-        m.d.sync += reg.eq(value)
-        regs[key] = reg
-    return types.SimpleNamespace(**regs)
+    return types.SimpleNamespace(**{key: register(m, value, f"{prefix}_{key}")
+                                    for key, value in values.items()})

@@ -88,11 +88,11 @@ odd multiple of 1/4) take one cycle.
 import decimal
 import types
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 
 from ...emu import fp
 from .common import (F32_NAN, FpSubUnit, flush, is_inf, is_nan, leading_zeros, pipeline_stage,
-                     round_pack, unpack)
+                     register, round_pack, unpack)
 from .ops import FP_OPS, SUBUNIT_OF
 
 __all__ = ["FpTrans", "TRANS_NOT_BUILT", "EXP_TABLE", "LOG_TABLE", "LOG_DOWN_TABLE",
@@ -225,19 +225,10 @@ def _operand(m, bits, name: str):
     return u
 
 
-def _hold(m, load, value, name: str):
-    """A register loaded from ``value`` when ``load``, else holding."""
-    value = Value.cast(value)
-    reg = Signal(value.shape(), name=name)
-    with m.If(load):
-        m.d.sync += reg.eq(value)
-    return reg
-
-
 def _held_operand(m, load, u, name: str):
     """:func:`_operand`'s namespace ``u`` as registers loaded when ``load``."""
     return types.SimpleNamespace(**{
-        key: _hold(m, load, getattr(u, key), f"{name}_{key}")
+        key: register(m, getattr(u, key), f"{name}_{key}", load=load)
         for key in ("sign", "exp", "sig", "zero", "denorm", "inf", "nan", "snan")})
 
 
@@ -246,10 +237,7 @@ def _late(m, value, name: str):
     valid from the second cycle after ``start`` on (from the third for a function of such a
     register), and, like them, stable until the next ``start``. Splits a long operand
     computation across the cycles before ``go`` (the third after ``start``)."""
-    value = Value.cast(value)
-    reg = Signal(value.shape(), name=name)
-    m.d.sync += reg.eq(value)
-    return reg
+    return register(m, value, name)
 
 
 def _below(m, a, b, offset: int, name: str):
@@ -358,8 +346,8 @@ class FpTrans(FpSubUnit):
         valid2 = Signal(name="valid2")
         go = Signal(name="go")
         m.d.sync += [valid1.eq(self.start), valid2.eq(valid1), go.eq(valid2)]
-        op = _hold(m, self.start, self.op.as_value(), "s0_op")
-        flush_out = _hold(m, self.start, self.flush_out, "s0_flush_out")
+        op = register(m, self.op.as_value(), "s0_op", load=self.start)
+        flush_out = register(m, self.flush_out, "s0_flush_out", load=self.start)
         always = self._decode(m, _RSQ_OPS + _LOG_OPS, "in_flush_always")
 
         dec = types.SimpleNamespace(**{
@@ -379,7 +367,7 @@ class FpTrans(FpSubUnit):
         # S0, flushed per MODE (rsq and log always)
         x_in = Signal(32, name="x_in")
         m.d.comb += x_in.eq(flush(self.src0, self.flush_in | always))
-        x_bits = _hold(m, self.start, x_in, "x_bits")
+        x_bits = register(m, x_in, "x_bits", load=self.start)
         x = _held_operand(m, self.start, _operand(m, x_in, "x_in"), "x")
 
         value = Signal(32, name="value")        # the op's result, from the inputs and state
@@ -447,8 +435,8 @@ class FpTrans(FpSubUnit):
             n_in = Signal(32, name="n_in")
             m.d.comb += [d_in.eq(flush(self.src1, self.flush_in)),
                          n_in.eq(flush(self.src2, self.flush_in))]
-            d_bits = _hold(m, self.start, d_in, "d_bits")
-            n_bits = _hold(m, self.start, n_in, "n_bits")
+            d_bits = register(m, d_in, "d_bits", load=self.start)
+            n_bits = register(m, n_in, "n_bits", load=self.start)
             d = _held_operand(m, self.start, _operand(m, d_in, "d_in"), "d")
             n = _held_operand(m, self.start, _operand(m, n_in, "n_in"), "n")
             if self._any(_DIV_SCALE_OPS):
@@ -462,8 +450,8 @@ class FpTrans(FpSubUnit):
                         value_flag.eq(vcc),
                     ]
             if self._any(_DIV_FIXUP_OPS):
-                q_bits = _hold(m, self.start,
-                               flush(self.src0, self.flush_in | self.flush_out), "df_q")
+                q_bits = register(m, flush(self.src0, self.flush_in | self.flush_out), "df_q",
+                                  load=self.start)
                 df_value = self._div_fixup(mo, q_bits, d, n)
                 with mr.If(dec.div_fixup):
                     mr.d.comb += value.eq(df_value)
