@@ -14,8 +14,9 @@ This first sequencer runs one instruction at a time: memory instructions complet
 next instruction issues, so ``s_waitcnt`` is always satisfied; waves interleave at instruction
 granularity, and several workgroups are resident when slots and LDS allow.
 
-Memory port: a stream of dword requests (byte address, write, data, byte mask) answered in
-order by one response per request (read data; writes are acknowledged).
+Memory port: a stream of dword requests (byte address, write, data, byte mask, lock) answered
+in order by one response per request (read data; writes are acknowledged). A buffer atomic is
+a locked read followed by the write of the new value.
 """
 
 import struct
@@ -51,7 +52,9 @@ _INLINE_F64_HI = [struct.unpack("<Q", struct.pack("<d", INLINE_FLOATS[c]))[0] >>
                   for c in range(240, 248)]
 _SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
 
-MemRequest = data.StructLayout({"addr": 32, "write": 1, "data": 32, "mask": 4})
+#: One dword access. ``lock`` marks the read of a read-modify-write (a buffer atomic): the
+#: memory side must let no other initiator in until this initiator's next request, the write.
+MemRequest = data.StructLayout({"addr": 32, "write": 1, "data": 32, "mask": 4, "lock": 1})
 MemResponse = data.StructLayout({"data": 32})
 
 
@@ -1395,7 +1398,8 @@ class ComputeUnit(wiring.Component):
                     m.d.comb += [req.valid.eq(1), req.payload.addr.eq(addr & ~3),
                                  req.payload.write.eq(is_store),
                                  req.payload.data.eq(wdata << (addr[0:2] << 3)),
-                                 req.payload.mask.eq(byte_mask(addr))]
+                                 req.payload.mask.eq(byte_mask(addr)),
+                                 req.payload.lock.eq(ctl.mem == MemKind.ATOMIC)]
                     with m.If(req.ready):
                         m.next = "BUF_RSP"
 
