@@ -32,6 +32,7 @@ from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
 from .fpu.unit import FpLaneUnit
+from .grid import GridWalker, GroupLayout
 from .plan import BuildPlan
 from .salu import ScalarAlu
 from .valu import IntLaneAlu
@@ -97,6 +98,7 @@ class TrapCause:
     PC_RANGE = 4      # PC left the loaded code
     SGPR_RANGE = 5    # M0-relative access outside the SGPRs
     RESOURCES = 6     # the workgroup can never fit
+    ABORT = 7         # stopped from outside (a memory error in the SoC)
 
 
 TrapLayout = data.StructLayout({"cause": 3, "slot": 4, "pc": 32, "inst": 64})
@@ -153,6 +155,9 @@ class ComputeUnit(wiring.Component):
         Lanes, wave slots, register files, LDS, instruction memory, shifter and profile.
     trace : bool
         Add the commit-trace port (simulation; costs a 64-lane result register).
+    shared_grid : bool
+        Take workgroups from the ``groups`` port (a :class:`~gpgpu_hdl.cu.grid.GridWalker`
+        shared by several units) instead of walking the grid itself.
 
     Members
     -------
@@ -160,6 +165,9 @@ class ComputeUnit(wiring.Component):
         Global memory (code, kernargs, buffers, scratch).
     start : In(1)
         Pulse to launch the dispatch on ``dispatch`` (ignored while busy).
+    abort : In(1)
+        Level: stop at the next instruction boundary with trap cause ``ABORT`` (the current
+        instruction and its memory accesses complete first, so no response is left pending).
     dispatch : In(DispatchLayout)
         The launch; must stay stable while busy.
     busy : Out(1)
@@ -173,15 +181,24 @@ class ComputeUnit(wiring.Component):
         Pulses once per retired instruction (with ``trace`` when enabled).
     trace : Out(TraceLayout)
         Only with ``trace=True``: the retired instruction and what it wrote.
+    groups : In(stream.Signature(GroupLayout))
+        Only with ``shared_grid=True``: the next workgroup. ``ready`` says the unit could take
+        the offered group now and does not depend on ``valid``, so an arbiter may grant one
+        unit per cycle by gating ``valid``.
+    grid_done : In(1)
+        Only with ``shared_grid=True``: no further workgroup will be offered.
     """
 
-    def __init__(self, config: CuConfig | None = None, *, trace: bool = False):
+    def __init__(self, config: CuConfig | None = None, *, trace: bool = False,
+                 shared_grid: bool = False):
         self._config = config if config is not None else CuConfig()
         self._plan = BuildPlan.of(self._config.profile, lds_bytes=self._config.lds_bytes)
         self._trace = trace
+        self._shared_grid = shared_grid
         members = {
             "mem": Out(MemoryPortSignature()),
             "start": In(1),
+            "abort": In(1),
             "dispatch": In(DispatchLayout),
             "busy": Out(1),
             "done": Out(1),
@@ -191,6 +208,9 @@ class ComputeUnit(wiring.Component):
         }
         if trace:
             members["trace"] = Out(TraceLayout)
+        if shared_grid:
+            members["groups"] = In(stream.Signature(GroupLayout))
+            members["grid_done"] = In(1)
         super().__init__(members)
 
     @property
@@ -470,9 +490,14 @@ class ComputeUnit(wiring.Component):
                                      (_field(Format.SOPK, "op", w0) == _SETREG_IMM32))
 
         # --- dispatcher state ------------------------------------------------------------
+        if self._shared_grid:
+            offer, grid_done = self.groups, self.grid_done
+        else:
+            m.submodules.grid = walker = GridWalker()
+            m.d.comb += [walker.group_counts.eq(d.group_counts), walker.local.eq(d.local)]
+            offer, grid_done = walker.groups, walker.done
         gx, gy, gz = Signal(32), Signal(32), Signal(32)        # workgroup ids
         bx, by, bz = Signal(32), Signal(32), Signal(32)        # first work-item of the group
-        grid_done = Signal()
         groups_live = Signal(5)
         size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
         items = Signal(22)
@@ -502,10 +527,19 @@ class ComputeUnit(wiring.Component):
             with m.If(~w_live[i]):
                 m.d.comb += free_slot.eq(i)
 
-        m.d.comb += [size[i].eq(Mux(rem < d.local[i], rem, d.local[i]))
-                     for i, rem in enumerate((d.grid[0] - bx, d.grid[1] - by, d.grid[2] - bz))]
-        m.d.comb += items.eq(size[0] * size[1] * size[2])
-        m.d.comb += nwaves.eq((items + 63) >> 6)
+        def group_waves(base, size, items, waves):
+            """Size, work-items and waves of the workgroup starting at grid point ``base``."""
+            m.d.comb += [size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
+                                        d.local[i])) for i in range(3)]
+            m.d.comb += [items.eq(size[0] * size[1] * size[2]), waves.eq((items + 63) >> 6)]
+
+        group_waves((bx, by, bz), size, items, nwaves)
+        # the offered group (the next one of the walk) and whether it fits now
+        o_size = [Signal(11, name=f"offer_size{i}") for i in range(3)]
+        o_items, o_waves = Signal(22), Signal(6)
+        group_waves(offer.payload.base, o_size, o_items, o_waves)
+        fits = Signal()
+        m.d.comb += fits.eq(free_grp_ok & (free_slots >= o_waves))
 
         # SGPR init values, in the fixed order of the header's slots
         init_values = []     # (enable, value) per dword
@@ -810,10 +844,10 @@ class ComputeUnit(wiring.Component):
         with m.FSM(name="seq"):
             # ---------------------------------------------------------------- idle / loading
             with m.State("IDLE"), m.If(self.start):
+                if not self._shared_grid:
+                    m.d.comb += walker.start.eq(1)
                 m.d.sync += [running.eq(1), cnt.eq(0), trap.eq(0),
-                             load_k.eq(0), load_n.eq(0), gx.eq(0), gy.eq(0), gz.eq(0),
-                             bx.eq(0), by.eq(0), bz.eq(0), grid_done.eq(0),
-                             groups_live.eq(0), rr.eq(0)]
+                             load_k.eq(0), load_n.eq(0), groups_live.eq(0), rr.eq(0)]
                 m.d.sync += [g_used[i].eq(0) for i in range(G)]
                 m.d.sync += [w_live[i].eq(0) for i in range(W)]
                 m.next = "LOAD_CODE"
@@ -837,19 +871,24 @@ class ComputeUnit(wiring.Component):
 
             # ---------------------------------------------------------------- scheduling
             with m.State("SCHED"):
-                can_launch = Signal()
-                m.d.comb += can_launch.eq(~grid_done & free_grp_ok & (free_slots >= nwaves))
-                with m.If(can_launch):
+                m.d.comb += offer.ready.eq(fits & ~self.abort)
+                g_next = offer.payload
+                with m.If(self.abort):
+                    m.d.sync += [trap.cause.eq(TrapCause.ABORT), trap.slot.eq(0), trap.pc.eq(0),
+                                 trap.inst.eq(0)]
+                    m.next = "FINISH"
+                with m.Elif(offer.valid & offer.ready):
                     m.d.sync += [launch_grp.eq(free_grp), launch_wave.eq(0),
-                                 g_used[free_grp].eq(1), g_live[free_grp].eq(nwaves),
-                                 g_arrived[free_grp].eq(0),
-                                 g_id[free_grp][0].eq(gx), g_id[free_grp][1].eq(gy),
-                                 g_id[free_grp][2].eq(gz),
+                                 g_used[free_grp].eq(1), g_live[free_grp].eq(o_waves),
+                                 g_arrived[free_grp].eq(0), g_id[free_grp].eq(g_next.id),
+                                 gx.eq(g_next.id[0]), gy.eq(g_next.id[1]), gz.eq(g_next.id[2]),
+                                 bx.eq(g_next.base[0]), by.eq(g_next.base[1]),
+                                 bz.eq(g_next.base[2]),
                                  g_lds[free_grp].eq(free_grp * d.lds_bytes),
                                  wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0),
                                  groups_live.eq(groups_live + 1)]
                     m.next = "LAUNCH_WAVE"
-                with m.Elif(~grid_done & (groups_live == 0)):
+                with m.Elif(~grid_done & ~fits & (groups_live == 0)):
                     # nothing runs and the next group cannot fit: it never will
                     m.d.sync += [trap.cause.eq(TrapCause.RESOURCES)]
                     m.next = "FINISH"
@@ -867,16 +906,6 @@ class ComputeUnit(wiring.Component):
             # ---------------------------------------------------------------- wave launch
             with m.State("LAUNCH_WAVE"):
                 with m.If(launch_wave == nwaves):
-                    # advance the grid walk (x fastest)
-                    with m.If(gx + 1 < d.group_counts[0]):
-                        m.d.sync += [gx.eq(gx + 1), bx.eq(bx + d.local[0])]
-                    with m.Elif(gy + 1 < d.group_counts[1]):
-                        m.d.sync += [gx.eq(0), bx.eq(0), gy.eq(gy + 1), by.eq(by + d.local[1])]
-                    with m.Elif(gz + 1 < d.group_counts[2]):
-                        m.d.sync += [gx.eq(0), bx.eq(0), gy.eq(0), by.eq(0), gz.eq(gz + 1),
-                                     bz.eq(bz + d.local[2])]
-                    with m.Else():
-                        m.d.sync += grid_done.eq(1)
                     m.next = "SCHED"
                 with m.Else():
                     m.d.sync += [launch_slot.eq(free_slot), init_i.eq(0), init_idx.eq(0)]

@@ -32,7 +32,8 @@ def _cause_text(cause: int) -> str:
     return {TrapCause.ILLEGAL: "illegal instruction", TrapCause.S_TRAP: "s_trap",
             TrapCause.HALT: "s_sethalt", TrapCause.PC_RANGE: "PC outside the code",
             TrapCause.SGPR_RANGE: "SGPR index out of range",
-            TrapCause.RESOURCES: "the workgroup does not fit the compute unit"}.get(cause, "trap")
+            TrapCause.RESOURCES: "the workgroup does not fit the compute unit",
+            TrapCause.ABORT: "aborted"}.get(cause, "trap")
 
 
 class RtlTrap(GpgpuError):
