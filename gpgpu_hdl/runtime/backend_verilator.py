@@ -307,3 +307,176 @@ class VerilatorBackend:
                               seconds, counters.cycles, records)
         result.extra.update({name: counters[name] for name, _ in CountersLayout})
         return result
+
+
+#: Default size of the prefetch buffer for ``prefetch=True`` (16 of the LFE5U-85F's 208 EBR).
+DEFAULT_PREFETCH_BYTES = 32768
+
+
+class SocBackend(VerilatorBackend):
+    """Launches on the whole SoC (:class:`~gpgpu_hdl.soc.top.SocTop`) under Verilator: the
+    host drives the AXI4-Lite registers and global memory is an AXI RAM model with
+    ``mem_latency`` bus cycles of latency (both cocotbext-axi, :mod:`gpgpu_hdl.sim.soc_tb`).
+
+    The prefetch window covers the start of device memory (code, kernel arguments and the
+    first buffers allocated); the host loads it over AXI4-Lite before each launch and reads it
+    back after. ``cycles`` counts compute-unit cycles from start to done, not those transfers.
+    """
+
+    def __init__(self, config: CuConfig | None = None, *, cus: int = 1,
+                 clocks: tuple[float, float] = (50, 50), prefetch: bool | int = False,
+                 mem_latency: int = 10, **kwargs: Any) -> None:
+        super().__init__(config, mem_latency=mem_latency, **kwargs)
+        if not isinstance(cus, int) or isinstance(cus, bool) or not 1 <= cus <= 8:
+            raise ConfigError(f"cus must be an integer from 1 to 8, not {cus!r}")
+        try:
+            cu_mhz, bus_mhz = (float(c) for c in clocks)
+        except (TypeError, ValueError):
+            raise ConfigError(f"clocks must be (cu_mhz, bus_mhz), not {clocks!r}") from None
+        if not (0.1 <= cu_mhz <= 1000 and 0.1 <= bus_mhz <= 1000):
+            raise ConfigError(f"clock frequencies must be 0.1 to 1000 MHz, not {clocks!r}")
+        if prefetch is True:
+            size = DEFAULT_PREFETCH_BYTES
+        elif prefetch is False or prefetch is None:
+            size = 0
+        elif isinstance(prefetch, int) and (prefetch == 0 or (
+                256 <= prefetch <= 1 << 18 and not prefetch & (prefetch - 1))):
+            size = prefetch
+        else:
+            raise ConfigError(f"prefetch must be True, False or a power of two from 256 to "
+                              f"262144 bytes, not {prefetch!r}")
+        if not isinstance(mem_latency, int) or not 0 <= mem_latency <= 10_000:
+            raise ConfigError(f"mem_latency must be 0 to 10000 bus cycles, not {mem_latency!r}")
+        self.cus = cus
+        #: launches of the same dispatch, back to back in one simulation (tests use 2+)
+        self.repeat = 1
+        self.clocks = (cu_mhz, bus_mhz)
+        self.prefetch_bytes = size
+        from ..soc.regmap import soc_register_map
+        self.regmap = soc_register_map(self.config, cus=cus, prefetch_bytes=size)
+
+    def build(self):
+        if self._build is None:
+            import hashlib
+
+            from amaranth.back import verilog
+
+            from .. import __version__
+            from ..sim.verilator import build
+            from ..soc.top import SocTop
+
+            def text() -> str:
+                top = SocTop(self.config, cus=self.cus, prefetch_bytes=self.prefetch_bytes)
+                return verilog.convert(top, name="soc_top", emit_src=False,
+                                       strip_internal_attrs=True)
+            src = Path(__file__).resolve().parent.parent
+            digest = hashlib.sha256(repr((self.config.key(), self.cus, self.prefetch_bytes,
+                                          __version__)).encode())
+            files = [*sorted((src / "cu").rglob("*.py")), *sorted((src / "soc").glob("*.py")),
+                     *sorted((src / "isa").glob("*.tsv"))]
+            for f in files:
+                digest.update(f.read_bytes())
+            self._build = build(text, "soc_top", build_root=self.build_root, visibility="top",
+                                extra_args=MODEL_ARGS, key=digest.hexdigest()[:16])
+        return self._build
+
+    def _window(self, top: int) -> list[int] | None:
+        """``[host offset, global base, words]`` of the prefetch window's used part."""
+        from ..emu.memory import GLOBAL_BASE
+        size = self.prefetch_bytes
+        if not size:
+            return None
+        base = GLOBAL_BASE & ~(size - 1)
+        words = max(0, min(size, top - base)) // 4
+        return [self.regmap.offset("prefetch"), base, words] if words else None
+
+    def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
+        from ..cu.core import dispatch_fields
+        from ..soc.regmap import dispatch_writes
+        from .device import KernelResult
+        if trace:
+            raise ConfigError("commit traces come from the bare compute unit: use "
+                              "Device('verilator') without SoC arguments to trace")
+        group_limit = self._check(kernel, d)
+        fields = dispatch_fields(d, len(kernel.info.code) // 4, group_limit)
+        fields["lds_bytes"] = -(-d.lds_bytes // 4) * 4
+        mem, r = self.memory, self.regmap
+        top = -(-mem.top // 4) * 4
+        if top > self.mem_words * 4:
+            raise ConfigError(f"device memory in use ({top} bytes) exceeds the simulated "
+                              f"RAM ({self.mem_words * 4} bytes)")
+        image = np.zeros(top // 4, dtype=np.uint32)
+        used = mem.data[:mem.top - mem.base]
+        image[mem.base // 4:] = np.frombuffer(used.tobytes() + bytes(-len(used) % 4),
+                                              dtype=np.uint32)
+        window = self._window(top)
+        writes = [*dispatch_writes(r, fields)]
+        writes.append((r.offset("PREFETCH_BASE"), window[1] if window else 0))
+        writes.append((r.offset("CONTROL"), r.encode("CONTROL", start=1, irq_enable=1)))
+        names = ["STATUS", "TRAP_CAUSE", "TRAP_CU", "TRAP_SLOT", "TRAP_PC", "TRAP_INST_LO",
+                 "TRAP_INST_HI", "MEM_ERROR_ADDR"]
+        names += [reg.name for reg in r.registers if reg.name.startswith("COUNTERS_")]
+        one = {"writes": writes, "window": window, "reads": [[n, r.offset(n)] for n in names],
+               "clear": [r.offset("STATUS"), r.encode("STATUS", done=1, mem_error=1)]}
+        start = time.perf_counter()
+        res = self._run(image, launches=[one] * self.repeat, readback=len(image))
+        seconds = time.perf_counter() - start
+        words = np.asarray(res["memory"], dtype=np.uint32)
+        mem.data[:mem.top - mem.base] = words.view(np.uint8)[mem.base:mem.top]
+        runs = [self._outcome(kernel, got) for got in res["launches"]]
+        counters, got = runs[-1]
+        result = KernelResult(kernel.name, counters["instructions"], {}, {}, {}, 0, 0,
+                              seconds, counters["cycles"], None)
+        result.extra.update(counters)
+        result.extra["host_ns"] = got["host_ns"]
+        result.extra["launches"] = [c for c, _ in runs]
+        return result
+
+    def _run(self, image: np.ndarray, **params: Any) -> dict:
+        return self.build().run("gpgpu_hdl.sim.soc_tb", {
+            "image": image, "ram_bytes": self.mem_words * 4, "mem_latency": self.mem_latency,
+            "clocks": list(self.clocks), "max_cycles": self.max_cycles, **params},
+            timeout=3600)
+
+    def probe(self, names: list[str], *, rom: str | None = None) -> dict:
+        """Read registers (and a ROM, as ``"rom"``) over the host bus right after reset."""
+        r = self.regmap
+        params: dict[str, Any] = {"launches": [], "readback": 0,
+                                  "reads": [[n, r.offset(n)] for n in names]}
+        if rom is not None:
+            words = len(next(x for x in r.roms if x.name == rom).words)
+            params["rom"] = [r.offset(rom), words]
+        res = self._run(np.zeros(1, dtype=np.uint32), **params)
+        out = dict(res["reads"])
+        if rom is not None:
+            out["rom"] = [int(w) for w in res["rom"]]
+        return out
+
+    def _outcome(self, kernel: Any, got: dict) -> tuple[dict, dict]:
+        """The counters of one launch's register reads, or the error it ended with."""
+        from ..cu.core import CountersLayout, TrapCause
+        r = self.regmap
+        counters = {}
+        for name, _ in CountersLayout:
+            counters[name] = (got[f"COUNTERS_{name.upper()}_LO"]
+                              | got[f"COUNTERS_{name.upper()}_HI"] << 32)
+        status = r.decode("STATUS", got["STATUS"])
+        if got["timeout"]:
+            raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
+                          f"compute-unit cycles")
+        if status["mem_error"]:
+            raise RtlTrap(f"kernel {kernel.name}: a global memory access failed (AXI error "
+                          f"response) at address {got['MEM_ERROR_ADDR']:#x}")
+        cause = got["TRAP_CAUSE"]
+        if cause:
+            inst = [got["TRAP_INST_LO"], got["TRAP_INST_HI"]]
+            raw = b"".join(w.to_bytes(4, "little") for w in inst)
+            try:
+                text = format_instruction(decode_one(raw))
+            except GpgpuError:
+                text = f"{inst[0]:#010x} {inst[1]:#010x}"
+            cls = IllegalInstruction if cause == TrapCause.ILLEGAL else RtlTrap
+            raise cls(f"kernel {kernel.name}: {_cause_text(cause)} at pc {got['TRAP_PC']:#x} "
+                      f"(compute unit {got['TRAP_CU']}, wave slot {got['TRAP_SLOT']}): {text}",
+                      pc=int(got["TRAP_PC"]))
+        return counters, got

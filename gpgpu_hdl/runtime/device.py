@@ -312,7 +312,14 @@ class Device:
     max_cycles : int, optional
         Verilator: clock cycles after which a launch is stopped.
     mem_latency : int, optional
-        Verilator: cycles from a memory request to its response.
+        Verilator: cycles from a memory request to its response (default 2); on the SoC, bus
+        cycles of the DDR model from an address to its data (default 10).
+    cus, clocks, prefetch : optional
+        Verilator: simulate the whole SoC (:class:`~gpgpu_hdl.soc.top.SocTop`, host and DDR as
+        cocotbext-axi models) instead of the bare compute unit. ``cus``: compute units (default
+        1); ``clocks``: ``(cu_mhz, bus_mhz)`` (default ``(50, 50)``); ``prefetch``: the BRAM
+        prefetch buffer, ``True`` (32 KiB), ``False`` (none, the default) or its size in
+        bytes. Giving any of them selects the SoC; commit traces need the bare unit.
     profile : list of paths, optional
         Verilator: simulate the unit trimmed for these code objects (``trim`` without
         ``--keep``/``--drop``; ``config`` is the base it trims). A kernel that uses an
@@ -323,12 +330,18 @@ class Device:
 
     def __init__(self, backend: str = "emu", *, memory_limit: int | None = None,
                  max_instructions: int | None = None, config: Any = None,
-                 max_cycles: int | None = None, mem_latency: int = 2,
-                 profile: Any = None) -> None:
+                 max_cycles: int | None = None, mem_latency: int | None = None,
+                 profile: Any = None, cus: int | None = None, clocks: Any = None,
+                 prefetch: bool | int | None = None) -> None:
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}; choose one of "
                                f"{', '.join(BACKENDS)}")
         self.backend_name = backend
+        soc = {k: v for k, v in (("cus", cus), ("clocks", clocks), ("prefetch", prefetch))
+               if v is not None}
+        if soc and backend != "verilator":
+            raise BackendError(f"{', '.join(soc)} describe the simulated SoC; the {backend!r} "
+                               "backend has none (use Device('verilator', ...))")
         if profile is not None and backend != "verilator":
             raise BackendError(f"profile= trims the compute unit; the {backend!r} backend "
                                "has none (use Device('verilator', profile=[...]))")
@@ -339,9 +352,15 @@ class Device:
             from .backend_verilator import VerilatorBackend
             if profile is not None:
                 config = _trimmed_config(profile, config)
-            self.backend = VerilatorBackend(config, memory_limit=memory_limit or 1 << 21,
-                                            max_cycles=max_cycles or 20_000_000,
-                                            mem_latency=mem_latency)
+            common = {"memory_limit": memory_limit or 1 << 21,
+                      "max_cycles": max_cycles or 20_000_000}
+            if soc:
+                from .backend_verilator import SocBackend
+                self.backend = SocBackend(config, **soc, **common,
+                                          mem_latency=10 if mem_latency is None else mem_latency)
+            else:
+                self.backend = VerilatorBackend(
+                    config, **common, mem_latency=2 if mem_latency is None else mem_latency)
         else:
             raise BackendError(f"backend {backend!r} is not available in this version; "
                                f"use 'emu' or 'verilator'")

@@ -91,6 +91,10 @@ Traps
   crashes, lets ``os.environ`` override its ``extra_env`` and replaces ``PYTHONPATH`` by
   ``sys.path``; :meth:`VerilatorBuild.run` deals with all of these.
 * ``--timing`` needs C++ coroutines, which g++ 12 enables only with ``-fcoroutines``.
+* An internal clock and cocotbext-axi do not mix: its bus models sample ``valid``/``ready`` in
+  ``RisingEdge`` callbacks, which then see the values from after the edge, so handshakes are
+  miscounted (the SoC lost one AXI response in 34). Drive such designs with cocotb's
+  ``Clock`` (:mod:`gpgpu_hdl.sim.soc_tb` does).
 * A top-level port named like a member of Verilator's C++ model (``trace``, ``eval``, ``final``,
   ``name``...) breaks the C++ compilation; :func:`build` rejects such names up front.
 * ``from __future__ import annotations`` in a module defining ``wiring.Component`` classes

@@ -1,0 +1,169 @@
+"""cocotb testbench of :class:`gpgpu_hdl.soc.top.SocTop`: the host and DDR as cocotbext-axi
+models, one or more launches per simulator run.
+
+Runs inside the simulator (started by :meth:`gpgpu_hdl.sim.verilator.VerilatorBuild.run`); the
+host side of the exchange is :class:`gpgpu_hdl.runtime.backend_verilator.SocBackend`, which
+derives every register offset from the SoC's register map, so nothing here knows the map.
+
+Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
+
+``image``
+    uint32 words of global memory from address 0, loaded into the DDR model.
+``ram_bytes``
+    Size of the DDR model: an access at or beyond it answers SLVERR.
+``mem_latency``
+    Bus cycles from an accepted read or write address to its first data beat or response.
+``clocks``
+    ``[cu_mhz, bus_mhz]``: the two clocks (``cu_clk`` and ``clk``) of the build.
+``max_cycles``
+    Compute-unit cycles a launch may take before it counts as hung.
+``launches``
+    A list; each: ``writes`` (``[offset, value]`` register writes in order, the last one
+    starting the launch), ``window`` (``[offset, base, words]``: preload the prefetch window at
+    host offset ``offset`` from the image at byte ``base``, read it back afterwards; or null),
+    ``reads`` (``[name, offset]`` registers read after the launch, in order) and ``clear``
+    (``[offset, value]`` written after the reads: acknowledge ``done``).
+``readback``
+    Words of global memory to return.
+``reads``
+    ``[name, offset]`` registers read once after reset, before the launches.
+``rom``
+    ``[offset, words]``: a ROM read back at the end.
+
+Results: ``memory`` (the DDR image, with the window read back over its range), ``launches``
+(per launch: the named register values, ``timeout``, ``host_ns`` from start to done),
+``reads`` (the registers read after reset) and ``rom`` (the words read back, when asked).
+"""
+
+import cocotb
+import numpy as np
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
+
+from gpgpu_hdl.sim.cocotb_io import load_params, save_results
+
+
+def _half_ps(mhz: float) -> int:
+    return max(1, round(1e6 / mhz / 2))
+
+
+def _ram(dut, size: int, latency: int, period_ps: int):
+    """cocotbext-axi's AxiRam with a fixed latency per burst (address accepted -> first data
+    or write response), overlapping between bursts like a pipelined memory, and SLVERR beyond
+    ``size``."""
+    from cocotbext.axi import AxiBus, AxiRam
+
+    ram = AxiRam(AxiBus.from_prefix(dut, "mem_"), dut.clk, dut.rst, size=size)
+    for side, channel in ((ram.read_if, "ar_channel"), (ram.write_if, "aw_channel")):
+        _delay_channel(side, channel, period_ps, latency)
+
+    def read(address, length, _read=ram.read_if._read):
+        if address + length > size:
+            raise IndexError(f"read at {address:#x} beyond the memory")
+        return _read(address, length)
+
+    def write(address, data, _write=ram.write_if._write):
+        if address + len(data) > size:
+            raise IndexError(f"write at {address:#x} beyond the memory")
+        return _write(address, data)
+
+    ram.read_if._read = read
+    ram.write_if._write = write
+    return ram
+
+
+def _delay_channel(side, name: str, period_ps: int, latency: int) -> None:
+    """Every burst on ``side``'s address channel reaches its process ``latency`` clock periods
+    after the handshake; several bursts wait at once (the memory is pipelined). Time is read
+    from the simulator, so no Python runs per clock cycle."""
+    if latency <= 0:
+        return
+    from cocotb.queue import Queue
+    from cocotb.utils import get_sim_time
+
+    channel = getattr(side, name)
+    channel.queue_occupancy_limit = 64
+    ready: Queue = Queue()
+
+    async def stamp():
+        while True:
+            item = await channel.recv()
+            ready.put_nowait((get_sim_time("ps") + latency * period_ps, item))
+
+    class Delayed:
+        async def recv(self):
+            due, item = await ready.get()
+            now = get_sim_time("ps")
+            if due > now:
+                await Timer(due - now, unit="ps")
+            return item
+
+        def clear(self):
+            channel.clear()
+            while not ready.empty():
+                ready.get_nowait()
+
+    cocotb.start_soon(stamp())
+    setattr(side, name, Delayed())
+
+
+@cocotb.test()
+async def launch(dut):
+    from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+    p = load_params()
+    cu_mhz, bus_mhz = p["clocks"]
+    # cocotb's clocks, not ones inside the model: cocotbext-axi samples handshakes in its
+    # RisingEdge callbacks and must see the values from before the edge
+    Clock(dut.cu_clk, 2 * _half_ps(cu_mhz), unit="ps").start()
+    Clock(dut.clk, 2 * _half_ps(bus_mhz), unit="ps").start()
+    dut.rst.value = 1
+    dut.cu_rst.value = 1
+    host = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "host_"), dut.clk, dut.rst)
+    ram = _ram(dut, int(p["ram_bytes"]), int(p["mem_latency"]), 2 * _half_ps(bus_mhz))
+    image = np.asarray(p["image"], dtype=np.uint32)
+    ram.write(0, image.tobytes())
+    await ClockCycles(dut.clk, 4)
+    await ClockCycles(dut.cu_clk, 4)
+    dut.rst.value = 0
+    dut.cu_rst.value = 0
+    await ClockCycles(dut.clk, 4)
+
+    first_reads = {name: await host.read_dword(offset) for name, offset in p.get("reads", [])}
+    cu_period_ns = 1e3 / cu_mhz
+    out = []
+    window_data = None
+    for launch in p["launches"]:
+        window = launch.get("window")
+        if window:
+            w_offset, base, words = window
+            await host.write(w_offset, image[base // 4:base // 4 + words].tobytes())
+        for offset, value in launch["writes"]:
+            await host.write_dword(offset, value)
+        begin = cocotb.utils.get_sim_time("ns")
+        limit = Timer(int(p["max_cycles"] * cu_period_ns) + 1000, unit="ns")
+        fired = await First(RisingEdge(dut.irq), limit)
+        result = {"timeout": fired is limit,
+                  "host_ns": cocotb.utils.get_sim_time("ns") - begin}
+        for name, offset in launch["reads"]:
+            result[name] = await host.read_dword(offset)
+        if launch.get("clear"):
+            await host.write_dword(*launch["clear"])
+        if window:
+            data = await host.read(w_offset, 4 * words)
+            window_data = (base, np.frombuffer(data.data, dtype=np.uint32).copy())
+            image[base // 4:base // 4 + words] = window_data[1]
+            # the next launch preloads from the image: keep DDR and the image in step
+        out.append(result)
+        mem = np.frombuffer(ram.read(0, 4 * len(image)), dtype=np.uint32).copy()
+        if window_data is not None:
+            base, words_ = window_data
+            mem[base // 4:base // 4 + len(words_)] = words_
+        image = mem
+
+    results = {"memory": image[:int(p["readback"])], "launches": out, "reads": first_reads}
+    if p.get("rom"):
+        offset, words = p["rom"]
+        data = await host.read(offset, 4 * words)
+        results["rom"] = np.frombuffer(data.data, dtype=np.uint32).copy()
+    save_results(results)
