@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The SoC (:class:`gpgpu_hdl.soc.top.SocTop`) under Verilator, driven like a host would: the
 registers over AXI4-Lite and global memory as an AXI RAM, both cocotbext-axi models.
 
@@ -62,7 +63,7 @@ def test_kernels_at_clock_ratios(soc, kernel, ratio):
     assert all(r.cycles > 0 for r in run.results)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", (*KERNELS, "private_sort"))    # + scratch per unit
 def test_kernels_on_two_compute_units(soc, kernel):
     run = _check(_case(kernel), soc(cus=2, prefetch=False, clocks=(50, 200), mem_latency=8))
     assert all(r.cycles > 0 for r in run.results)
@@ -110,6 +111,16 @@ def test_memory_error_ends_the_launch(soc):
         prog.vecadd(a, a, beyond, np.int32(n), global_size=n, local_size=64)
 
 
+def test_host_abort_stops_a_running_launch(soc):
+    dev = soc(cus=2, prefetch=False, clocks=(50, 200), mem_latency=8)
+    dev.backend.abort_after_ns = 20_000         # 1,000 compute-unit cycles into matmul_int
+    try:
+        with pytest.raises(RtlTrap, match="aborted"):
+            suite.run_device(_case("matmul_int"), dev, _case("matmul_int").inputs())
+    finally:
+        dev.backend.abort_after_ns = None
+
+
 def test_trap_reports_unit_pc_and_instruction(soc):
     case = _case("scale_f64")          # FP64 is not built: an illegal instruction
     with pytest.raises(IllegalInstruction, match=r"at pc 0x[0-9a-f]+ \(compute unit 0"):
@@ -155,8 +166,9 @@ def test_every_rtl_case_on_two_compute_units(soc, case):
 
 def test_bad_soc_arguments_are_clear_errors():
     for kw, message in (({"cus": 0}, "cus must be"), ({"clocks": (50,)}, "clocks must be"),
+                        ({"clocks": (50, 0)}, "clock frequencies"),
                         ({"prefetch": 1000}, "prefetch must be"),
-                        ({"mem_latency": -1}, "mem_latency must be")):
+                        ({"cus": 1, "mem_latency": -1}, "mem_latency must be")):
         with pytest.raises(Exception, match=message):
             Device("verilator", **kw)
     with pytest.raises(Exception, match="describe the simulated SoC"):

@@ -197,6 +197,21 @@ def _record_differences(x: dict, y: dict) -> list[str]:
 MODEL_ARGS: tuple[str, ...] = ("-CFLAGS", "-O1", "--output-split", "20000")
 
 
+def _gateware_digest(*parameters: Any):
+    """A hash standing for the Verilog a configuration converts to: the parameters and every
+    source the gateware is generated from (the generator package but its runtime and
+    simulation layers, and the instruction table), so a cached model is never stale."""
+    import hashlib
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(repr(parameters).encode())
+    for f in sorted(package.rglob("*")):
+        rel = f.relative_to(package)
+        if (f.suffix in (".py", ".tsv") and rel.parts[0] not in ("runtime", "sim")
+                and "__pycache__" not in rel.parts):
+            digest.update(str(rel).encode() + b"\0" + f.read_bytes())
+    return digest
+
+
 class VerilatorBackend:
     """Owns the device memory image and the (cached) Verilator build of one configuration."""
 
@@ -211,31 +226,32 @@ class VerilatorBackend:
         self.build_root = Path(build_root)
         self._build = None
 
+    def _model(self) -> tuple[str, Any, tuple, dict]:
+        """The simulated top: its name, a function making it, the parameters that (with the
+        gateware's sources) identify its Verilog, and the build options."""
+        from ..cu.harness import SimTop
+        return ("sim_top", lambda: SimTop(self.config, mem_words=self.mem_words,
+                                          latency=self.mem_latency),
+                (self.config.key(), self.mem_words, self.mem_latency),
+                {"memories": ["memory.ram"], "clock": "clk"})
+
     def build(self):
         """Build (or reuse) the Verilator model; returns the helper's build handle."""
         if self._build is None:
-            import hashlib
-
             from amaranth.back import verilog
 
             from .. import __version__
-            from ..cu.harness import SimTop
             from ..sim.verilator import build
 
+            name, make, params, options = self._model()
+
             def text() -> str:
-                top = SimTop(self.config, mem_words=self.mem_words, latency=self.mem_latency)
-                return verilog.convert(top, name="sim_top", emit_src=False,
+                return verilog.convert(make(), name=name, emit_src=False,
                                        strip_internal_attrs=True)
-            # the generator's sources and the configuration identify the Verilog
-            src = Path(__file__).resolve().parent.parent / "cu"
-            digest = hashlib.sha256(repr((self.config.key(), self.mem_words, self.mem_latency,
-                                          __version__)).encode())
-            for f in sorted(src.rglob("*.py")) + sorted((src.parent / "isa").glob("*.tsv")):
-                digest.update(f.read_bytes())
-            self._build = build(text, "sim_top", build_root=self.build_root,
-                                memories=["memory.ram"], clock="clk", visibility="top",
-                                extra_args=MODEL_ARGS,
-                                key=digest.hexdigest()[:16])
+            digest = _gateware_digest(*params, __version__)
+            self._build = build(text, name, build_root=self.build_root, visibility="top",
+                                extra_args=MODEL_ARGS, key=digest.hexdigest()[:16],
+                                **options)
         return self._build
 
     def _check(self, kernel: Any, d: Dispatch) -> int:
@@ -348,37 +364,22 @@ class SocBackend(VerilatorBackend):
         if not isinstance(mem_latency, int) or not 0 <= mem_latency <= 10_000:
             raise ConfigError(f"mem_latency must be 0 to 10000 bus cycles, not {mem_latency!r}")
         self.cus = cus
+        #: scratch areas the runtime allocates per launch (one per compute unit)
+        self.scratch_units = cus
         #: launches of the same dispatch, back to back in one simulation (tests use 2+)
         self.repeat = 1
+        #: write CONTROL.abort this many ns after each start (tests of the abort path)
+        self.abort_after_ns: float | None = None
         self.clocks = (cu_mhz, bus_mhz)
         self.prefetch_bytes = size
         from ..soc.regmap import soc_register_map
         self.regmap = soc_register_map(self.config, cus=cus, prefetch_bytes=size)
 
-    def build(self):
-        if self._build is None:
-            import hashlib
-
-            from amaranth.back import verilog
-
-            from .. import __version__
-            from ..sim.verilator import build
-            from ..soc.top import SocTop
-
-            def text() -> str:
-                top = SocTop(self.config, cus=self.cus, prefetch_bytes=self.prefetch_bytes)
-                return verilog.convert(top, name="soc_top", emit_src=False,
-                                       strip_internal_attrs=True)
-            src = Path(__file__).resolve().parent.parent
-            digest = hashlib.sha256(repr((self.config.key(), self.cus, self.prefetch_bytes,
-                                          __version__)).encode())
-            files = [*sorted((src / "cu").rglob("*.py")), *sorted((src / "soc").glob("*.py")),
-                     *sorted((src / "isa").glob("*.tsv"))]
-            for f in files:
-                digest.update(f.read_bytes())
-            self._build = build(text, "soc_top", build_root=self.build_root, visibility="top",
-                                extra_args=MODEL_ARGS, key=digest.hexdigest()[:16])
-        return self._build
+    def _model(self) -> tuple[str, Any, tuple, dict]:
+        from ..soc.top import SocTop
+        return ("soc_top", lambda: SocTop(self.config, cus=self.cus,
+                                          prefetch_bytes=self.prefetch_bytes),
+                (self.config.key(), self.cus, self.prefetch_bytes), {})
 
     def _window(self, top: int) -> list[int] | None:
         """``[host offset, global base, words]`` of the prefetch window's used part."""
@@ -412,12 +413,17 @@ class SocBackend(VerilatorBackend):
         window = self._window(top)
         writes = [*dispatch_writes(r, fields)]
         writes.append((r.offset("PREFETCH_BASE"), window[1] if window else 0))
+        # a kernel with scratch runs one workgroup at a time per unit (_check): one area each
+        writes.append((r.offset("SCRATCH_STRIDE"), d.scratch_bytes))
         writes.append((r.offset("CONTROL"), r.encode("CONTROL", start=1, irq_enable=1)))
         names = ["STATUS", "TRAP_CAUSE", "TRAP_CU", "TRAP_SLOT", "TRAP_PC", "TRAP_INST_LO",
                  "TRAP_INST_HI", "MEM_ERROR_ADDR"]
         names += [reg.name for reg in r.registers if reg.name.startswith("COUNTERS_")]
         one = {"writes": writes, "window": window, "reads": [[n, r.offset(n)] for n in names],
                "clear": [r.offset("STATUS"), r.encode("STATUS", done=1, mem_error=1)]}
+        if self.abort_after_ns is not None:
+            one["abort"] = [r.offset("CONTROL"), r.encode("CONTROL", abort=1, irq_enable=1),
+                            self.abort_after_ns]
         start = time.perf_counter()
         res = self._run(image, launches=[one] * self.repeat, readback=len(image))
         seconds = time.perf_counter() - start

@@ -418,12 +418,13 @@ class Device:
         kernarg_off = 0
         packet_off = -(-len(kernarg) // 64) * 64
         scratch_off = packet_off + 64
-        base = self._scratch(scratch_off + probe.scratch_bytes)
+        units = getattr(self.backend, "scratch_units", 1)     # the SoC's compute units
+        base = self._scratch(scratch_off + units * probe.scratch_bytes)
         d = Dispatch(header, kernel.code_address, base + kernarg_off, base + packet_off, grid,
                      local, lds, base + scratch_off if probe.scratch_bytes else 0)
         self.memory.write(d.kernarg_address, kernarg)
         self.memory.write(d.packet_address,
                           dispatch_packet(d, kernel_object=kernel.code_address - 256))
         if probe.scratch_bytes:
-            self.memory.write(d.scratch_address, bytes(probe.scratch_bytes))
+            self.memory.write(d.scratch_address, bytes(units * probe.scratch_bytes))
         return self.backend.launch(kernel, d, trace)

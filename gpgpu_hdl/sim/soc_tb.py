@@ -21,6 +21,8 @@ Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
     A list; each: ``writes`` (``[offset, value]`` register writes in order, the last one
     starting the launch), ``window`` (``[offset, base, words]``: preload the prefetch window at
     host offset ``offset`` from the image at byte ``base``, read it back afterwards; or null),
+    ``abort`` (``[offset, value, ns]``: write that register that long after the start, unless
+    the launch is done by then),
     ``reads`` (``[name, offset]`` registers read after the launch, in order) and ``clear``
     (``[offset, value]`` written after the reads: acknowledge ``done``).
 ``readback``
@@ -142,9 +144,19 @@ async def launch(dut):
             await host.write_dword(offset, value)
         begin = cocotb.utils.get_sim_time("ns")
         limit = Timer(int(p["max_cycles"] * cu_period_ns) + 1000, unit="ns")
-        fired = await First(RisingEdge(dut.irq), limit)
+        fired = None
+        if launch.get("abort"):
+            offset, value, after_ns = launch["abort"]
+            await First(RisingEdge(dut.irq), Timer(after_ns, unit="ns"))
+            if not int(dut.irq.value):
+                await host.write_dword(offset, value)
+        if not int(dut.irq.value):
+            fired = await First(RisingEdge(dut.irq), limit)
         result = {"timeout": fired is limit,
                   "host_ns": cocotb.utils.get_sim_time("ns") - begin}
+        if result["timeout"]:
+            out.append(result)        # the units still run: later launches would be refused
+            break
         for name, offset in launch["reads"]:
             result[name] = await host.read_dword(offset)
         if launch.get("clear"):

@@ -7,6 +7,9 @@
   synchronizer latency (a few destination cycles) may merge; the SoC sends at most one of each
   per launch.
 
+Both domains must be reset together, for at least ``PULSE_STAGES + 1`` cycles of the slower
+clock: the pulse crossings' toggles and synchronizers then all restart at 0.
+
 Multi-bit values that only change while the other side is idle (the dispatch fields, the
 counters and trap record after ``done``) cross through :class:`~amaranth.lib.cdc.FFSynchronizer`
 at the place they are used: they are stable long before the pulse that announces them arrives,
@@ -82,7 +85,7 @@ class PulseCrossing(wiring.Component):
             m.d[self._i_domain] += toggle.eq(~toggle)
         synced, last = Signal(), Signal()
         m.submodules.sync = FFSynchronizer(toggle, synced, o_domain=self._o_domain,
-                                           stages=self._stages)
+                                           stages=self._stages, reset_less=False)
         m.d[self._o_domain] += last.eq(synced)
         m.d.comb += self.o.eq(synced ^ last)
         return m

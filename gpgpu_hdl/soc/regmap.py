@@ -1050,6 +1050,9 @@ def soc_register_map(config: CuConfig, *, cus: int, prefetch_bytes: int) -> Regi
         Register.single("PREFETCH_BASE", 32, "rw",
                         doc="Global byte address whose `PREFETCH_BYTES` bytes the prefetch "
                             "buffer holds (ignored without a prefetch buffer)"),
+        Register.single("SCRATCH_STRIDE", 32, "rw",
+                        doc="Bytes between the scratch areas of the compute units: unit `i` "
+                            "uses `DISPATCH_SCRATCH_ADDRESS + i * SCRATCH_STRIDE`"),
     ], doc="Launch control and status.")
     trap_regs: list[Register] = []
     for path, width in _leaves(TrapLayout):
@@ -1070,7 +1073,9 @@ def soc_register_map(config: CuConfig, *, cus: int, prefetch_bytes: int) -> Regi
                      doc="The launch, one register per `DispatchLayout` field "
                          "(see `dispatch_writes`); hold while `STATUS.busy`.")
     counters = Block("COUNTERS", SOC_BLOCKS["COUNTERS"], [r for r, _ in _counter_registers()],
-                     doc="Performance counters of the current or last launch; read `_LO` "
+                     doc="Performance counters of the last launch, valid once `STATUS.busy` "
+                         "is 0 (they cross from the compute units' clock domain, and a read "
+                         "during a launch may catch a value in mid-change); read `_LO` "
                          "before `_HI` (the read of `_LO` latches `_HI`).")
     profile = Block("PROFILE", SOC_BLOCKS["PROFILE"], [
         Rom("PROFILE", profile_bitmap(plan.profile), per_build=True,

@@ -137,6 +137,9 @@ class SocTop(wiring.Component):
         m.d.comb += dispatch_assignments(regs, dispatch_bus)
         m.submodules.dispatch_cdc = FFSynchronizer(dispatch_bus.as_value(), dispatch.as_value(),
                                                    o_domain=cud, stages=VALUE_STAGES)
+        stride = Signal(32)     # between the units' scratch areas (one workgroup each)
+        m.submodules.stride_cdc = FFSynchronizer(regs.scratch_stride, stride, o_domain=cud,
+                                                 stages=VALUE_STAGES)
         abort_bus, abort = Signal(), Signal()
         m.d.comb += abort_bus.eq(memsys.error | abort_req)
         m.submodules.abort_cdc = FFSynchronizer(abort_bus, abort, o_domain=cud,
@@ -153,6 +156,8 @@ class SocTop(wiring.Component):
             m.submodules[f"cu{i}"] = unit
             units.append(unit)
             m.d.comb += [unit.start.eq(cu_start), unit.dispatch.eq(dispatch),
+                         unit.dispatch.scratch_address.eq(dispatch.scratch_address
+                                                          + i * stride),
                          unit.abort.eq(abort), unit.grid_done.eq(grid.done),
                          unit.groups.payload.eq(grid.groups.payload)]
             req = AsyncStream(MemRequest, w_domain=cud, r_domain="sync")
