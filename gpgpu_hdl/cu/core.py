@@ -497,8 +497,8 @@ class ComputeUnit(wiring.Component):
             m.d.comb += [walker.group_counts.eq(d.group_counts), walker.local.eq(d.local)]
             offer, grid_done = walker.groups, walker.done
         gx, gy, gz = Signal(32), Signal(32), Signal(32)        # workgroup ids
-        bx, by, bz = Signal(32), Signal(32), Signal(32)        # first work-item of the group
         groups_live = Signal(5)
+        # the workgroup being launched: size per dimension, work-items, waves
         size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
         items = Signal(22)
         nwaves = Signal(6)
@@ -527,17 +527,15 @@ class ComputeUnit(wiring.Component):
             with m.If(~w_live[i]):
                 m.d.comb += free_slot.eq(i)
 
-        def group_waves(base, size, items, waves):
-            """Size, work-items and waves of the workgroup starting at grid point ``base``."""
-            m.d.comb += [size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
-                                        d.local[i])) for i in range(3)]
-            m.d.comb += [items.eq(size[0] * size[1] * size[2]), waves.eq((items + 63) >> 6)]
-
-        group_waves((bx, by, bz), size, items, nwaves)
-        # the offered group (the next one of the walk) and whether it fits now
+        # the offered workgroup (the next of the walk; partial at the grid's edge) and whether
+        # it fits now; its size is latched when it is taken
+        base = offer.payload.base
         o_size = [Signal(11, name=f"offer_size{i}") for i in range(3)]
         o_items, o_waves = Signal(22), Signal(6)
-        group_waves(offer.payload.base, o_size, o_items, o_waves)
+        m.d.comb += [o_size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
+                                      d.local[i])) for i in range(3)]
+        m.d.comb += [o_items.eq(o_size[0] * o_size[1] * o_size[2]),
+                     o_waves.eq((o_items + 63) >> 6)]
         fits = Signal()
         m.d.comb += fits.eq(free_grp_ok & (free_slots >= o_waves))
 
@@ -882,8 +880,8 @@ class ComputeUnit(wiring.Component):
                                  g_used[free_grp].eq(1), g_live[free_grp].eq(o_waves),
                                  g_arrived[free_grp].eq(0), g_id[free_grp].eq(g_next.id),
                                  gx.eq(g_next.id[0]), gy.eq(g_next.id[1]), gz.eq(g_next.id[2]),
-                                 bx.eq(g_next.base[0]), by.eq(g_next.base[1]),
-                                 bz.eq(g_next.base[2]),
+                                 *(size[i].eq(o_size[i]) for i in range(3)),
+                                 items.eq(o_items), nwaves.eq(o_waves),
                                  g_lds[free_grp].eq(free_grp * d.lds_bytes),
                                  wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0),
                                  groups_live.eq(groups_live + 1)]
