@@ -156,12 +156,19 @@ def _rtl_ready(case) -> bool:
                for k in obj.kernels if k.name in case.kernels for inst in decode(k.code))
 
 
+#: the opt-in sweep: every case the bare unit runs, at each ratio, on two units with and one
+#: unit without the prefetch buffer
+SWEEP = {"1:4": {"cus": 2, "prefetch": False}, "1:1": {"cus": 1, "prefetch": True},
+         "3:2": {"cus": 2, "prefetch": True}}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("ratio", SWEEP)
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in suite.CASES
                                   if _rtl_ready(c)])
-def test_every_rtl_case_on_two_compute_units(soc, case):
-    """Every case the bare compute unit runs, on the SoC with two units at 1:4 (opt-in)."""
-    _check(case, soc(cus=2, prefetch=False, clocks=(50, 200), mem_latency=8))
+def test_every_rtl_case_at_every_ratio(soc, case, ratio):
+    """Every case the bare compute unit runs, on the SoC at each clock ratio (opt-in)."""
+    _check(case, soc(clocks=RATIOS[ratio], mem_latency=8, **SWEEP[ratio]))
 
 
 def test_bad_soc_arguments_are_clear_errors():
