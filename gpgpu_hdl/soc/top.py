@@ -141,7 +141,7 @@ class SocTop(wiring.Component):
         m.submodules.stride_cdc = FFSynchronizer(regs.scratch_stride, stride, o_domain=cud,
                                                  stages=VALUE_STAGES)
         abort_bus, abort = Signal(), Signal()
-        m.d.comb += abort_bus.eq(memsys.error | abort_req)
+        m.d.sync += abort_bus.eq(memsys.error | abort_req)     # registered: no glitch crosses
         m.submodules.abort_cdc = FFSynchronizer(abort_bus, abort, o_domain=cud,
                                                 stages=VALUE_STAGES)
         cu_start = start_cdc.o
