@@ -462,14 +462,14 @@ class SocBackend(VerilatorBackend):
         """The counters of one launch's register reads, or the error it ended with."""
         from ..cu.core import CountersLayout, TrapCause
         r = self.regmap
+        if got["timeout"]:          # the testbench read no registers then
+            raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
+                          f"compute-unit cycles")
         counters = {}
         for name, _ in CountersLayout:
             counters[name] = (got[f"COUNTERS_{name.upper()}_LO"]
                               | got[f"COUNTERS_{name.upper()}_HI"] << 32)
         status = r.decode("STATUS", got["STATUS"])
-        if got["timeout"]:
-            raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
-                          f"compute-unit cycles")
         if status["mem_error"]:
             raise RtlTrap(f"kernel {kernel.name}: a global memory access failed (AXI error "
                           f"response) at address {got['MEM_ERROR_ADDR']:#x}")
