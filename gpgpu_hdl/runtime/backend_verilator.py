@@ -36,6 +36,19 @@ def _cause_text(cause: int) -> str:
             TrapCause.ABORT: "aborted"}.get(cause, "trap")
 
 
+def _trap_error(kernel: Any, cause: int, pc: int, inst: int, where: str) -> RtlTrap:
+    """The exception for a trap record: the cause, the PC, where and the disassembly."""
+    from ..cu.core import TrapCause
+    words = [inst & 0xFFFFFFFF, inst >> 32]
+    try:
+        text = format_instruction(decode_one(b"".join(w.to_bytes(4, "little") for w in words)))
+    except GpgpuError:
+        text = f"{words[0]:#010x} {words[1]:#010x}"
+    cls = IllegalInstruction if cause == TrapCause.ILLEGAL else RtlTrap
+    return cls(f"kernel {kernel.name}: {_cause_text(cause)} at pc {pc:#x} ({where}): {text}",
+               pc=int(pc))
+
+
 class RtlTrap(GpgpuError):
     """The compute unit stopped a launch: a trap, a memory error or a timeout. ``pc`` is the
     byte offset of the trapping instruction in the kernel's code, when there is one."""
@@ -276,30 +289,42 @@ class VerilatorBackend:
             limit = 1          # scratch areas are per wave-in-group (shared ABI with emu)
         return max(1, min(limit, 15))
 
-    def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
-        from ..cu.core import CountersLayout, DispatchLayout, TrapCause, TrapLayout
+    def _fields(self, kernel: Any, d: Dispatch) -> dict:
+        """The dispatch field values of a launch (checked to fit the unit first)."""
         from ..cu.core import dispatch_fields
-        from .device import KernelResult
-        group_limit = self._check(kernel, d)
-        fields = dispatch_fields(d, len(kernel.info.code) // 4, group_limit)
+        fields = dispatch_fields(d, len(kernel.info.code) // 4, self._check(kernel, d))
         fields["lds_bytes"] = -(-d.lds_bytes // 4) * 4
-        packed = DispatchLayout.const(fields).as_value().value
+        return fields
+
+    def _image(self) -> np.ndarray:
+        """Device memory from address 0 to its top, as words for the simulated memory."""
         mem = self.memory
-        top = mem.top
-        if top > self.mem_words * 4:
-            raise ConfigError(f"device memory in use ({top} bytes) exceeds the simulated "
+        if mem.top > self.mem_words * 4:
+            raise ConfigError(f"device memory in use ({mem.top} bytes) exceeds the simulated "
                               f"RAM ({self.mem_words * 4} bytes)")
-        image = np.zeros(-(-top // 4), dtype=np.uint32)
-        used = mem.data[:top - mem.base]
+        image = np.zeros(-(-mem.top // 4), dtype=np.uint32)
+        used = mem.data[:mem.top - mem.base]
         image[mem.base // 4:] = np.frombuffer(used.tobytes() + bytes(-len(used) % 4),
                                               dtype=np.uint32)
+        return image
+
+    def _write_back(self, words: Any) -> None:
+        """Copy the simulated memory (words from address 0) back into device memory."""
+        mem = self.memory
+        data = np.asarray(words, dtype=np.uint32).view(np.uint8)
+        mem.data[:mem.top - mem.base] = data[mem.base:mem.top]
+
+    def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
+        from ..cu.core import CountersLayout, DispatchLayout, TrapLayout
+        from .device import KernelResult
+        packed = DispatchLayout.const(self._fields(kernel, d)).as_value().value
+        image = self._image()
         start = time.perf_counter()
         res = self.build().run("gpgpu_hdl.sim.cu_tb", {
             "memory": image, "dispatch": packed, "max_cycles": self.max_cycles,
             "trace": bool(trace), "readback": len(image)}, timeout=3600)
         seconds = time.perf_counter() - start
-        words = np.asarray(res["memory"], dtype=np.uint32)
-        mem.data[:top - mem.base] = words.view(np.uint8)[mem.base:top]
+        self._write_back(res["memory"])
         counters = CountersLayout.from_bits(int(res["counters"]))
         trap = TrapLayout.from_bits(int(res["trap"]))
         records = decode_trace(res["trace"]) if trace else None
@@ -310,15 +335,8 @@ class VerilatorBackend:
         if res["mem_error"]:
             raise RtlTrap(f"kernel {kernel.name} accessed memory beyond the simulated RAM")
         if trap.cause:
-            words_ = [trap.inst & 0xFFFFFFFF, trap.inst >> 32]
-            raw = b"".join(w.to_bytes(4, "little") for w in words_)
-            try:
-                text = format_instruction(decode_one(raw))
-            except GpgpuError:
-                text = f"{words_[0]:#010x} {words_[1]:#010x}"
-            cls = IllegalInstruction if trap.cause == TrapCause.ILLEGAL else RtlTrap
-            raise cls(f"kernel {kernel.name}: {_cause_text(trap.cause)} at pc "
-                      f"{trap.pc:#x} (wave slot {trap.slot}): {text}", pc=int(trap.pc))
+            raise _trap_error(kernel, trap.cause, trap.pc, trap.inst,
+                              f"wave slot {trap.slot}")
         result = KernelResult(kernel.name, counters.instructions, {}, {}, {}, 0, 0,
                               seconds, counters.cycles, records)
         result.extra.update({name: counters[name] for name, _ in CountersLayout})
@@ -392,25 +410,15 @@ class SocBackend(VerilatorBackend):
         return [self.regmap.offset("prefetch"), base, words] if words else None
 
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
-        from ..cu.core import dispatch_fields
         from ..soc.regmap import dispatch_writes
         from .device import KernelResult
         if trace:
             raise ConfigError("commit traces come from the bare compute unit: use "
                               "Device('verilator') without SoC arguments to trace")
-        group_limit = self._check(kernel, d)
-        fields = dispatch_fields(d, len(kernel.info.code) // 4, group_limit)
-        fields["lds_bytes"] = -(-d.lds_bytes // 4) * 4
-        mem, r = self.memory, self.regmap
-        top = -(-mem.top // 4) * 4
-        if top > self.mem_words * 4:
-            raise ConfigError(f"device memory in use ({top} bytes) exceeds the simulated "
-                              f"RAM ({self.mem_words * 4} bytes)")
-        image = np.zeros(top // 4, dtype=np.uint32)
-        used = mem.data[:mem.top - mem.base]
-        image[mem.base // 4:] = np.frombuffer(used.tobytes() + bytes(-len(used) % 4),
-                                              dtype=np.uint32)
-        window = self._window(top)
+        r = self.regmap
+        fields = self._fields(kernel, d)
+        image = self._image()
+        window = self._window(4 * len(image))
         writes = [*dispatch_writes(r, fields)]
         writes.append((r.offset("PREFETCH_BASE"), window[1] if window else 0))
         # a kernel with scratch runs one workgroup at a time per unit (_check): one area each
@@ -427,8 +435,7 @@ class SocBackend(VerilatorBackend):
         start = time.perf_counter()
         res = self._run(image, launches=[one] * self.repeat, readback=len(image))
         seconds = time.perf_counter() - start
-        words = np.asarray(res["memory"], dtype=np.uint32)
-        mem.data[:mem.top - mem.base] = words.view(np.uint8)[mem.base:mem.top]
+        self._write_back(res["memory"])
         runs = [self._outcome(kernel, got) for got in res["launches"]]
         counters, got = runs[-1]
         result = KernelResult(kernel.name, counters["instructions"], {}, {}, {}, 0, 0,
@@ -460,7 +467,7 @@ class SocBackend(VerilatorBackend):
 
     def _outcome(self, kernel: Any, got: dict) -> tuple[dict, dict]:
         """The counters of one launch's register reads, or the error it ended with."""
-        from ..cu.core import CountersLayout, TrapCause
+        from ..cu.core import CountersLayout
         r = self.regmap
         if got["timeout"]:          # the testbench read no registers then
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
@@ -473,16 +480,8 @@ class SocBackend(VerilatorBackend):
         if status["mem_error"]:
             raise RtlTrap(f"kernel {kernel.name}: a global memory access failed (AXI error "
                           f"response) at address {got['MEM_ERROR_ADDR']:#x}")
-        cause = got["TRAP_CAUSE"]
-        if cause:
-            inst = [got["TRAP_INST_LO"], got["TRAP_INST_HI"]]
-            raw = b"".join(w.to_bytes(4, "little") for w in inst)
-            try:
-                text = format_instruction(decode_one(raw))
-            except GpgpuError:
-                text = f"{inst[0]:#010x} {inst[1]:#010x}"
-            cls = IllegalInstruction if cause == TrapCause.ILLEGAL else RtlTrap
-            raise cls(f"kernel {kernel.name}: {_cause_text(cause)} at pc {got['TRAP_PC']:#x} "
-                      f"(compute unit {got['TRAP_CU']}, wave slot {got['TRAP_SLOT']}): {text}",
-                      pc=int(got["TRAP_PC"]))
+        if got["TRAP_CAUSE"]:
+            raise _trap_error(kernel, got["TRAP_CAUSE"], got["TRAP_PC"],
+                              got["TRAP_INST_LO"] | got["TRAP_INST_HI"] << 32,
+                              f"compute unit {got['TRAP_CU']}, wave slot {got['TRAP_SLOT']}")
         return counters, got
