@@ -164,9 +164,9 @@ async def launch(dut):
         if window:
             data = await host.read(w_offset, 4 * words)
             window_data = (base, np.frombuffer(data.data, dtype=np.uint32).copy())
-            image[base // 4:base // 4 + words] = window_data[1]
-            # the next launch preloads from the image: keep DDR and the image in step
         out.append(result)
+        # memory after the launch: DDR, with the window's latest contents over its range (the
+        # next launch preloads the window from this image)
         mem = np.frombuffer(ram.read(0, 4 * len(image)), dtype=np.uint32).copy()
         if window_data is not None:
             base, words_ = window_data
