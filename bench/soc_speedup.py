@@ -5,7 +5,8 @@ simulated SoC (Verilator, cocotbext-axi host and DDR) against one unit without p
 
 Every configuration runs the same inputs; outputs are checked against the golden model before
 a figure is printed. Cycles are compute-unit cycles from start to done (the host's transfers
-of the prefetch window are not counted). The first run builds three Verilator models (a few
+of the prefetch window are not counted); beats/burst is the average AXI burst length each way
+(code, kernel arguments and buffers together). The first run builds three Verilator models (a few
 minutes); later runs reuse them from ``build/verilator``.
 """
 
@@ -47,7 +48,8 @@ def main() -> int:
         ap.error(f"unknown suite case(s): {', '.join(unknown)}")
     print(f"DDR latency {args.latency} bus cycles, clocks {args.clocks[0]:g}/"
           f"{args.clocks[1]:g} MHz (CU/bus)")
-    print(f"{'kernel':14} {'configuration':18} {'cycles':>9} {'speedup':>8} {'sim s':>6}")
+    print(f"{'kernel':14} {'configuration':18} {'cycles':>9} {'speedup':>8} {'sim s':>6}  "
+          f"beats/burst (read, write)")
     for name in args.kernel:
         case = cases[name]
         inputs = case.inputs()
@@ -65,7 +67,12 @@ def main() -> int:
                     return 1
             cycles = sum(r.cycles for r in run.results)
             base = base or cycles
-            print(f"{name:14} {label:18} {cycles:9d} {base / cycles:7.2f}x {seconds:6.1f}")
+            b = {k: sum(r.extra["bursts"][k] for r in run.results)
+                 for k in run.results[0].extra["bursts"]}
+            per = "  ".join(f"{b[f'{d}_beats'] / max(1, b[f'{d}_bursts']):5.2f}"
+                            for d in ("read", "write"))
+            print(f"{name:14} {label:18} {cycles:9d} {base / cycles:7.2f}x {seconds:6.1f}  "
+                  f"{per}")
     return 0
 
 

@@ -147,6 +147,19 @@ def test_speedups_prefetch_and_second_compute_unit(soc, capsys):
     assert pre < base and two < base
 
 
+def test_unit_stride_accesses_go_out_as_bursts(soc):
+    """vecadd's lanes store consecutive dwords: the unit streams them and the AXI master merges
+    them into bursts. Every stored dword is one write beat, no more, no fewer."""
+    case = _case("vecadd")
+    inputs = case.inputs()
+    run = _check(case, soc(cus=1, prefetch=False, clocks=(50, 50), mem_latency=40), inputs)
+    bursts = run.results[0].extra["bursts"]
+    stored = int(case.launches[0].args[-1])         # n: work-items i < n store c[i]
+    assert bursts["write_beats"] == stored
+    assert bursts["write_beats"] >= 4 * bursts["write_bursts"]
+    assert bursts["read_beats"] >= 2 * stored >= 2 * bursts["read_bursts"]
+
+
 def _rtl_ready(case) -> bool:
     from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
     from gpgpu_hdl.isa.codeobj import CodeObject

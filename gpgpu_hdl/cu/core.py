@@ -22,7 +22,7 @@ a locked read followed by the write of the new value.
 import struct
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
@@ -37,8 +37,9 @@ from .plan import BuildPlan
 from .salu import ScalarAlu
 from .valu import IntLaneAlu
 
-__all__ = ["MemRequest", "MemResponse", "MemoryPortSignature", "DispatchLayout", "TrapLayout",
-           "TraceLayout", "CountersLayout", "TrapCause", "ComputeUnit", "SGPR_SPACE"]
+__all__ = ["MemRequest", "MemResponse", "MemoryPortSignature", "VMEM_QUEUE", "DispatchLayout",
+           "TrapLayout", "TraceLayout", "CountersLayout", "TrapCause", "ComputeUnit",
+           "SGPR_SPACE"]
 
 #: Scalar operand codes per wave slot in the SGPR file (s0..s103 are used).
 SGPR_SPACE = 128
@@ -52,6 +53,9 @@ _INLINE_F32 = [struct.unpack("<I", struct.pack("<f", INLINE_FLOATS[c]))[0] for c
 _INLINE_F64_HI = [struct.unpack("<Q", struct.pack("<d", INLINE_FLOATS[c]))[0] >> 32
                   for c in range(240, 248)]
 _SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
+
+#: Buffer loads/stores one compute unit keeps in flight (answers not yet back).
+VMEM_QUEUE = 16
 
 #: One dword access. ``lock`` marks the read of a read-modify-write (a buffer atomic): the
 #: memory side must let no other initiator in until this initiator's next request, the write.
@@ -839,6 +843,31 @@ class ComputeUnit(wiring.Component):
 
         sread_value = scalar_value(rd_code[rd_prev], rd_k[rd_prev], rd_prev >> 1, sg_r.data)
 
+        # buffer loads/stores in flight: where each outstanding answer belongs
+        vm_writing = Signal()       # an answer writes a VGPR bank this cycle
+        if plan.vmem:
+            tag_layout = data.StructLayout({"pass_": max(1, (P - 1).bit_length()),
+                                            "lane": max(1, log_l), "k": 2, "lo": 2})
+            m.submodules.vm_tags = vm_tags = fifo.SyncFIFO(width=tag_layout.size,
+                                                           depth=VMEM_QUEUE)
+            vm_tag_in = Signal(tag_layout)
+            vm_tag = Signal(tag_layout)
+            m.d.comb += [vm_tags.w_data.eq(vm_tag_in), vm_tag.eq(vm_tags.r_data)]
+            with m.If(vm_tags.r_rdy & rsp.valid):
+                m.d.comb += vm_tags.r_en.eq(1)
+                with m.If(ctl.mem == MemKind.LOAD):
+                    m.d.comb += vm_writing.eq(1)
+                    value = extract(rsp.payload.data, vm_tag.lo)
+                    for j in range(L):
+                        with m.If(vm_tag.lane == j):
+                            m.d.comb += [vbank_w[j].addr.eq(vaddr(slot, f_vdata + vm_tag.k,
+                                                                  vm_tag.pass_)),
+                                         vbank_w[j].data.eq(value), vbank_w[j].en.eq(1)]
+                            if tr is not None:
+                                for k in range(4):
+                                    with m.If(vm_tag.k == k):
+                                        m.d.sync += tr.v_data[k][vm_tag.pass_ * L + j].eq(value)
+
         with m.FSM(name="seq"):
             # ---------------------------------------------------------------- idle / loading
             with m.State("IDLE"), m.If(self.start):
@@ -1316,7 +1345,10 @@ class ComputeUnit(wiring.Component):
                     if plan.vmem:
                         with m.Case(XUnit.BUF):
                             m.d.sync += [mem_lane.eq(0), mem_k.eq(0)]
-                            m.next = "BUF_LANE"
+                            with m.If(ctl.mem == MemKind.ATOMIC):
+                                m.next = "BUF_LANE"
+                            with m.Else():
+                                m.next = "BUF_STREAM"
                     if plan.lds:
                         with m.Case(XUnit.DS):
                             m.d.sync += [mem_lane.eq(0), mem_k.eq(0), mem_el.eq(0)]
@@ -1402,45 +1434,90 @@ class ComputeUnit(wiring.Component):
 
             # ---------------------------------------------------------------- buffer memory
             if plan.vmem:
+                # Loads and stores stream: one request per cycle, lane after lane and pass
+                # after pass (the next pass's operand reads overlap the answers still on their
+                # way), so consecutive lanes reach the memory side back to back and the SoC's
+                # AXI master can merge them into bursts. Each request leaves a tag in
+                # ``vm_tags``; answers come back in order and the tag says where a loaded dword
+                # goes. The instruction retires once every answer is in (BUF_DRAIN).
+                with m.State("BUF_STREAM"):
+                    m.d.comb += mem_busy.eq(1)
+                    lane_on = exec_pass.bit_select(mem_lane, 1)
+                    is_load = ctl.mem == MemKind.LOAD
+                    step = Signal()         # this lane's dword mem_k is dealt with
+                    next_lane = Signal()
+                    with m.If(~lane_on):
+                        m.d.comb += next_lane.eq(1)
+                    with m.Elif(~b_ok):
+                        # out of range: a load reads 0, a store does nothing
+                        with m.If(~is_load):
+                            m.d.comb += next_lane.eq(1)
+                        with m.Elif(~vm_writing):      # the bank's write port is free
+                            for j in range(L):
+                                with m.If(mem_lane == j):
+                                    m.d.comb += vwrite(j, f_vdata + mem_k, 0)
+                                    for k in range(4):
+                                        with m.If(mem_k == k):
+                                            m.d.sync += trace_v(k, j, 0)
+                            m.d.comb += step.eq(1)
+                    with m.Else():
+                        addr = b_word_addr
+                        wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
+                        m.d.comb += [req.valid.eq(vm_tags.w_rdy),
+                                     req.payload.addr.eq(addr & ~3),
+                                     req.payload.write.eq(~is_load),
+                                     req.payload.data.eq(wdata << (addr[0:2] << 3)),
+                                     req.payload.mask.eq(byte_mask(addr))]
+                        m.d.comb += [vm_tag_in.pass_.eq(pass_), vm_tag_in.lane.eq(mem_lane),
+                                     vm_tag_in.k.eq(mem_k), vm_tag_in.lo.eq(addr[0:2])]
+                        with m.If(req.valid & req.ready):
+                            m.d.comb += [vm_tags.w_en.eq(1), step.eq(1)]
+                    with m.If(step):
+                        with m.If(mem_k + 1 < ctl.dwords):
+                            m.d.sync += mem_k.eq(mem_k + 1)
+                        with m.Else():
+                            m.d.comb += next_lane.eq(1)
+                    if tr is not None:
+                        m.d.sync += [tr.v_reg.eq(Mux(is_load, f_vdata, 0)),
+                                     tr.v_count.eq(Mux(is_load, ctl.dwords, 0))]
+                    with m.If(next_lane):
+                        m.d.sync += mem_k.eq(0)
+                        with m.If(mem_lane != L - 1):
+                            m.d.sync += mem_lane.eq(mem_lane + 1)
+                        with m.Elif(pass_ != P - 1):
+                            m.d.sync += [mem_lane.eq(0), pass_.eq(pass_ + 1), rd_i.eq(0),
+                                         vr_prev_valid.eq(0)]
+                            m.next = "VREAD"
+                        with m.Else():
+                            m.d.sync += mem_lane.eq(0)
+                            m.next = "BUF_DRAIN"
+
+                with m.State("BUF_DRAIN"):
+                    m.d.comb += mem_busy.eq(1)
+                    with m.If(~vm_tags.r_rdy):
+                        m.next = "COMMIT"
+
+                # Atomics go one lane at a time: a locked read, then the write of the new value.
                 with m.State("BUF_LANE"):
                     m.d.comb += mem_busy.eq(1)
                     lane_on = exec_pass.bit_select(mem_lane, 1)
-                    with m.If(~lane_on):
+                    with m.If(~lane_on | ~b_ok):        # out of range: no access, no result
                         m.next = "MEM_LANE_NEXT"
-                    with m.Elif(~b_ok):
-                        # out of range: loads read 0, stores and atomics do nothing
-                        with m.If(ctl.mem == MemKind.LOAD):
-                            m.d.sync += mem_old.eq(0)
-                            m.next = "BUF_WB"
-                        with m.Else():
-                            m.next = "MEM_LANE_NEXT"
                     with m.Else():
-                        m.next = "BUF_REQ"
+                        m.next = "BUF_ATOMIC_R"
 
-                with m.State("BUF_REQ"):
+                with m.State("BUF_ATOMIC_R"):
                     m.d.comb += mem_busy.eq(1)
-                    addr = b_word_addr
-                    is_store = ctl.mem == MemKind.STORE
-                    wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
-                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq(addr & ~3),
-                                 req.payload.write.eq(is_store),
-                                 req.payload.data.eq(wdata << (addr[0:2] << 3)),
-                                 req.payload.mask.eq(byte_mask(addr)),
-                                 req.payload.lock.eq(ctl.mem == MemKind.ATOMIC)]
+                    m.d.comb += [req.valid.eq(1), req.payload.addr.eq(b_addr & ~3),
+                                 req.payload.mask.eq(0xF), req.payload.lock.eq(1)]
                     with m.If(req.ready):
-                        m.next = "BUF_RSP"
+                        m.next = "BUF_ATOMIC_RSP"
 
-                with m.State("BUF_RSP"):
+                with m.State("BUF_ATOMIC_RSP"):
                     m.d.comb += mem_busy.eq(1)
-                    with m.If(rsp.valid), m.Switch(ctl.mem):
-                        with m.Case(MemKind.LOAD):
-                            m.d.sync += mem_old.eq(extract(rsp.payload.data, b_word_addr))
-                            m.next = "BUF_WB"
-                        with m.Case(MemKind.STORE):
-                            m.next = "BUF_NEXTK"
-                        with m.Case(MemKind.ATOMIC):
-                            m.d.sync += mem_old.eq(rsp.payload.data)
-                            m.next = "BUF_ATOMIC_W"
+                    with m.If(rsp.valid):
+                        m.d.sync += mem_old.eq(rsp.payload.data)
+                        m.next = "BUF_ATOMIC_W"
 
                 with m.State("BUF_ATOMIC_W"):
                     m.d.comb += mem_busy.eq(1)
@@ -1455,31 +1532,19 @@ class ComputeUnit(wiring.Component):
                     m.d.comb += mem_busy.eq(1)
                     with m.If(rsp.valid):
                         with m.If(f_glc):
-                            m.next = "BUF_WB"
+                            m.next = "BUF_ATOMIC_WB"
                         with m.Else():
                             m.next = "MEM_LANE_NEXT"
 
-                with m.State("BUF_WB"):
-                    # write the loaded (or old atomic) dword mem_k of lane mem_lane
+                with m.State("BUF_ATOMIC_WB"):
+                    # glc: the old value goes to VDATA
                     for j in range(L):
                         with m.If(mem_lane == j):
-                            m.d.comb += vwrite(j, f_vdata + mem_k, mem_old)
-                            for k in range(4):
-                                with m.If(mem_k == k):
-                                    m.d.sync += trace_v(k, j, mem_old)
+                            m.d.comb += vwrite(j, f_vdata, mem_old)
+                            m.d.sync += trace_v(0, j, mem_old)
                     if tr is not None:
-                        m.d.sync += [tr.v_reg.eq(f_vdata), tr.v_count.eq(ctl.dwords)]
-                    m.next = "BUF_NEXTK"
-
-                with m.State("BUF_NEXTK"):
-                    with m.If((mem_k + 1 < ctl.dwords) & (ctl.mem != MemKind.ATOMIC)):
-                        m.d.sync += mem_k.eq(mem_k + 1)
-                        with m.If(b_ok):
-                            m.next = "BUF_REQ"
-                        with m.Else():
-                            m.next = "BUF_WB"
-                    with m.Else():
-                        m.next = "MEM_LANE_NEXT"
+                        m.d.sync += [tr.v_reg.eq(f_vdata), tr.v_count.eq(1)]
+                    m.next = "MEM_LANE_NEXT"
 
             if plan.vmem or plan.lds:
                 with m.State("MEM_LANE_NEXT"):

@@ -388,6 +388,9 @@ class SocBackend(VerilatorBackend):
         self.repeat = 1
         #: write CONTROL.abort this many ns after each start (tests of the abort path)
         self.abort_after_ns: float | None = None
+        #: first run the launch once more and soft-reset it (CONTROL.reset) this many ns after
+        #: its start; its register reads go to ``extra["reset_reads"]`` (tests of the reset)
+        self.reset_after_ns: float | None = None
         self.clocks = (cu_mhz, bus_mhz)
         self.prefetch_bytes = size
         from ..soc.regmap import soc_register_map
@@ -432,17 +435,30 @@ class SocBackend(VerilatorBackend):
         if self.abort_after_ns is not None:
             one["abort"] = [r.offset("CONTROL"), r.encode("CONTROL", abort=1, irq_enable=1),
                             self.abort_after_ns]
+        launches = [one] * self.repeat
+        if self.reset_after_ns is not None:
+            launches.insert(0, {**one, "clear": None, "idle": [r.offset("STATUS"),
+                                                               r.encode("STATUS", busy=1)],
+                                "abort": [r.offset("CONTROL"),
+                                          r.encode("CONTROL", reset=1, irq_enable=1),
+                                          self.reset_after_ns]})
         start = time.perf_counter()
-        res = self._run(image, launches=[one] * self.repeat, readback=len(image))
+        res = self._run(image, launches=launches, readback=len(image))
         seconds = time.perf_counter() - start
         self._write_back(res["memory"])
-        runs = [self._outcome(kernel, got) for got in res["launches"]]
+        first = len(launches) - self.repeat
+        if first and res["launches"][0]["timeout"]:
+            raise RtlTrap(f"kernel {kernel.name}: the soft reset left the SoC busy")
+        runs = [self._outcome(kernel, got) for got in res["launches"][first:]]
         counters, got = runs[-1]
         result = KernelResult(kernel.name, counters["instructions"], {}, {}, {}, 0, 0,
                               seconds, counters["cycles"], None)
         result.extra.update(counters)
         result.extra["host_ns"] = got["host_ns"]
+        result.extra["bursts"] = got["bursts"]
         result.extra["launches"] = [c for c, _ in runs]
+        if first:
+            result.extra["reset_reads"] = res["launches"][0]
         return result
 
     def _run(self, image: np.ndarray, **params: Any) -> dict:

@@ -22,7 +22,9 @@ Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
     starting the launch), ``window`` (``[offset, base, words]``: preload the prefetch window at
     host offset ``offset`` from the image at byte ``base``, read it back afterwards; or null),
     ``abort`` (``[offset, value, ns]``: write that register that long after the start, unless
-    the launch is done by then),
+    the launch is done by then), ``idle`` (``[offset, mask]``: instead of waiting for the
+    interrupt, read that register until the mask's bits are 0; for a launch that raises no
+    ``done``),
     ``reads`` (``[name, offset]`` registers read after the launch, in order) and ``clear``
     (``[offset, value]`` written after the reads: acknowledge ``done``).
 ``readback``
@@ -33,7 +35,8 @@ Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
     ``[offset, words]``: a ROM read back at the end.
 
 Results: ``memory`` (the DDR image, with the window read back over its range), ``launches``
-(per launch: the named register values, ``timeout``, ``host_ns`` from start to done),
+(per launch: the named register values, ``timeout``, ``host_ns`` from start to done,
+``bursts``: the AXI bursts and beats each way during the launch),
 ``reads`` (the registers read after reset) and ``rom`` (the words read back, when asked).
 """
 
@@ -49,15 +52,17 @@ def _half_ps(mhz: float) -> int:
     return max(1, round(1e6 / mhz / 2))
 
 
-def _ram(dut, size: int, latency: int, period_ps: int):
+def _ram(dut, size: int, latency: int, period_ps: int, bursts: dict):
     """cocotbext-axi's AxiRam with a fixed latency per burst (address accepted -> first data
     or write response), overlapping between bursts like a pipelined memory, and SLVERR beyond
-    ``size``."""
+    ``size``. ``bursts`` counts the bursts and beats each way (``read_bursts``,
+    ``read_beats``, ``write_bursts``, ``write_beats``)."""
     from cocotbext.axi import AxiBus, AxiRam
 
     ram = AxiRam(AxiBus.from_prefix(dut, "mem_"), dut.clk, dut.rst, size=size)
-    for side, channel in ((ram.read_if, "ar_channel"), (ram.write_if, "aw_channel")):
-        _delay_channel(side, channel, period_ps, latency)
+    for side, channel, kind in ((ram.read_if, "ar_channel", "read"),
+                                (ram.write_if, "aw_channel", "write")):
+        _delay_channel(side, channel, period_ps, latency, bursts, kind)
 
     def read(address, length, _read=ram.read_if._read):
         if address + length > size:
@@ -74,15 +79,16 @@ def _ram(dut, size: int, latency: int, period_ps: int):
     return ram
 
 
-def _delay_channel(side, name: str, period_ps: int, latency: int) -> None:
+def _delay_channel(side, name: str, period_ps: int, latency: int, bursts: dict,
+                   kind: str) -> None:
     """Every burst on ``side``'s address channel reaches its process ``latency`` clock periods
     after the handshake; several bursts wait at once (the memory is pipelined). Time is read
-    from the simulator, so no Python runs per clock cycle."""
-    if latency <= 0:
-        return
+    from the simulator, so no Python runs per clock cycle. Each burst is counted in
+    ``bursts[kind + "_bursts"]`` and its beats in ``bursts[kind + "_beats"]``."""
     from cocotb.queue import Queue
     from cocotb.utils import get_sim_time
 
+    length = name[:2] + "len"           # arlen / awlen: beats - 1
     channel = getattr(side, name)
     channel.queue_occupancy_limit = 64
     ready: Queue = Queue()
@@ -90,6 +96,8 @@ def _delay_channel(side, name: str, period_ps: int, latency: int) -> None:
     async def stamp():
         while True:
             item = await channel.recv()
+            bursts[kind + "_bursts"] += 1
+            bursts[kind + "_beats"] += int(getattr(item, length)) + 1
             ready.put_nowait((get_sim_time("ps") + latency * period_ps, item))
 
     class Delayed:
@@ -122,7 +130,8 @@ async def launch(dut):
     dut.rst.value = 1
     dut.cu_rst.value = 1
     host = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "host_"), dut.clk, dut.rst)
-    ram = _ram(dut, int(p["ram_bytes"]), int(p["mem_latency"]), 2 * _half_ps(bus_mhz))
+    bursts = dict.fromkeys(("read_bursts", "read_beats", "write_bursts", "write_beats"), 0)
+    ram = _ram(dut, int(p["ram_bytes"]), int(p["mem_latency"]), 2 * _half_ps(bus_mhz), bursts)
     image = np.asarray(p["image"], dtype=np.uint32)
     ram.write(0, image.tobytes())
     await ClockCycles(dut.clk, 4)
@@ -140,6 +149,7 @@ async def launch(dut):
         if window:
             w_offset, base, words = window
             await host.write(w_offset, image[base // 4:base // 4 + words].tobytes())
+        bursts.update(dict.fromkeys(bursts, 0))
         for offset, value in launch["writes"]:
             await host.write_dword(offset, value)
         begin = cocotb.utils.get_sim_time("ns")
@@ -150,10 +160,17 @@ async def launch(dut):
             await First(RisingEdge(dut.irq), Timer(after_ns, unit="ns"))
             if not int(dut.irq.value):
                 await host.write_dword(offset, value)
-        if not int(dut.irq.value):
+        if launch.get("idle"):          # no interrupt comes: poll until the launch is over
+            offset, busy = launch["idle"]
+            deadline = begin + int(p["max_cycles"] * cu_period_ns) + 1000
+            while await host.read_dword(offset) & busy:
+                if cocotb.utils.get_sim_time("ns") > deadline:
+                    fired = limit
+                    break
+        elif not int(dut.irq.value):
             fired = await First(RisingEdge(dut.irq), limit)
         result = {"timeout": fired is limit,
-                  "host_ns": cocotb.utils.get_sim_time("ns") - begin}
+                  "host_ns": cocotb.utils.get_sim_time("ns") - begin, "bursts": dict(bursts)}
         if result["timeout"]:
             out.append(result)        # the units still run: later launches would be refused
             break

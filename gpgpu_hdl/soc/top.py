@@ -26,7 +26,8 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import CuConfig
-from ..cu.core import ComputeUnit, CountersLayout, DispatchLayout, MemRequest, TrapCause
+from ..cu.core import VMEM_QUEUE, ComputeUnit, CountersLayout, DispatchLayout, MemRequest
+from ..cu.core import TrapCause
 from ..cu.grid import GridWalker
 from .axi import Axi4Signature, AxiLiteSignature, BusResponse
 from .axi_master import AxiMaster
@@ -36,6 +37,9 @@ from .regmap import AxiLiteRegisters, counters_assignments, dispatch_assignments
 from .regmap import soc_register_map, trap_assignments
 
 __all__ = ["SocTop", "SocTrapLayout"]
+
+#: Entries of each unit's request and answer crossings.
+STREAM_DEPTH = 8
 
 #: The trap record of a launch: the first unit to trap, and where.
 SocTrapLayout = data.StructLayout({"cause": 3, "cu": 4, "slot": 4, "pc": 32, "inst": 64})
@@ -110,9 +114,11 @@ class SocTop(wiring.Component):
         # --- bus domain: registers, memory system, AXI master -----------------------------
         m.submodules.regs = regs = AxiLiteRegisters(self._regmap)
         connect(m, flipped(self.host), regs.bus)
+        # room for every unit's buffer accesses in flight at once (VMEM_QUEUE each)
         m.submodules.memsys = memsys = MemorySystem(sources=n,
-                                                    prefetch_bytes=self._prefetch_bytes)
-        m.submodules.axi = axi = AxiMaster()
+                                                    prefetch_bytes=self._prefetch_bytes,
+                                                    outstanding=VMEM_QUEUE * n)
+        m.submodules.axi = axi = AxiMaster(gather=4)
         connect(m, memsys=memsys.ext, axi=axi.bus)
         connect(m, flipped(self.mem), axi.axi)
         if self._prefetch_bytes:
@@ -160,8 +166,9 @@ class SocTop(wiring.Component):
                                                           + i * stride),
                          unit.abort.eq(abort), unit.grid_done.eq(grid.done),
                          unit.groups.payload.eq(grid.groups.payload)]
-            req = AsyncStream(MemRequest, w_domain=cud, r_domain="sync")
-            rsp = AsyncStream(BusResponse, w_domain="sync", r_domain=cud)
+            # deep enough to pass a request (answer) per cycle across the synchronizers
+            req = AsyncStream(MemRequest, depth=STREAM_DEPTH, w_domain=cud, r_domain="sync")
+            rsp = AsyncStream(BusResponse, depth=STREAM_DEPTH, w_domain="sync", r_domain=cud)
             m.submodules[f"cu{i}_req"] = req
             m.submodules[f"cu{i}_rsp"] = rsp
             connect(m, cu=unit.mem.req, cdc=req.w)
