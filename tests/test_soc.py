@@ -121,6 +121,25 @@ def test_host_abort_stops_a_running_launch(soc):
         dev.backend.abort_after_ns = None
 
 
+def test_soft_reset_stops_a_launch_and_clears_its_results(soc):
+    """CONTROL.reset during matmul_int: the units stop, no done is raised, and STATUS, the trap
+    record and the counters read 0; the next launch in the same simulation is correct."""
+    dev = soc(cus=2, prefetch=False, clocks=(50, 200), mem_latency=8)
+    dev.backend.reset_after_ns = 20_000         # 1,000 compute-unit cycles into matmul_int
+    try:
+        run = _check(_case("matmul_int"), dev)
+    finally:
+        dev.backend.reset_after_ns = None
+    reset = run.results[0].extra["reset_reads"]
+    assert not reset["timeout"]
+    assert reset["host_ns"] < run.results[0].extra["host_ns"]      # stopped early
+    assert reset["STATUS"] == 0
+    assert reset["TRAP_CAUSE"] == reset["TRAP_PC"] == reset["MEM_ERROR_ADDR"] == 0
+    counters = {k: v for k, v in reset.items() if k.startswith("COUNTERS_")}
+    assert counters and not any(counters.values())
+    assert run.results[0].extra["instructions"] > 0
+
+
 def test_trap_reports_unit_pc_and_instruction(soc):
     case = _case("scale_f64")          # FP64 is not built: an illegal instruction
     with pytest.raises(IllegalInstruction, match=r"at pc 0x[0-9a-f]+ \(compute unit 0"):

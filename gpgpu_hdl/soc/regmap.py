@@ -73,7 +73,7 @@ _WRITABLE = frozenset({"rw", "pulse", "w1c"})
 _REGISTER_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 #: Component members that ports and windows may not be named.
-_RESERVED = frozenset({"bus", "irq", "signature", "elaborate", "regmap"})
+_RESERVED = frozenset({"bus", "irq", "clear_flags", "signature", "elaborate", "regmap"})
 
 
 class RegMapError(GpgpuError, ValueError):
@@ -706,11 +706,14 @@ class AxiLiteRegisters(wiring.Component):
         One per window, named after it: read data is sampled the cycle after ``r_en``.
     irq : Out(1)
         Only when the map has irq sources: OR of (sticky bits AND enable bits).
+    clear_flags : In(1)
+        Clears every ``w1c`` bit (a soft reset); a set strobe in the same cycle wins.
     """
 
     def __init__(self, regmap: RegisterMap):
         self._regmap = regmap
-        members = {"bus": In(AxiLiteSignature(addr_width=regmap.addr_width))}
+        members = {"bus": In(AxiLiteSignature(addr_width=regmap.addr_width)),
+                   "clear_flags": In(1)}
         for p in regmap.ports:
             members[p.name] = Out(p.width, init=p.reset) if p.direction == "out" \
                 else In(p.width)
@@ -742,7 +745,8 @@ class AxiLiteRegisters(wiring.Component):
             if p.access == "w1c":
                 flags[p.name] = flag = Signal(p.width, name=f"{p.name}_flag")
                 clears[p.name] = clear = Signal(p.width, name=f"{p.name}_clear")
-                m.d.sync += flag.eq(flag & ~clear | port)
+                m.d.sync += flag.eq(flag & ~clear & ~self.clear_flags.replicate(p.width)
+                                    | port)
             elif p.access == "pulse":
                 m.d.sync += port.eq(0)
             elif p.access == "ro" and p.width > 32:
@@ -882,7 +886,7 @@ class AxiLiteRegisters(wiring.Component):
 SOC_ID = 0x4750_4750
 #: ``(major, minor)`` of the register map; ``major`` changes when an existing register moves
 #: or changes meaning, ``minor`` when registers are added.
-SOC_VERSION = (1, 0)
+SOC_VERSION = (1, 1)
 #: Fixed byte bases of the SoC map's blocks: ``ID`` and ``VERSION`` are at 0x0 and 0x4 in
 #: every build, and every other block starts at the same place whatever the configuration.
 SOC_BLOCKS = {"INFO": 0x000, "CONFIG": 0x040, "CONTROL": 0x100, "TRAP": 0x140,
@@ -1037,6 +1041,11 @@ def soc_register_map(config: CuConfig, *, cus: int, prefetch_bytes: int) -> Regi
                   doc="Write 1: stop the running launch; every compute unit stops at its next "
                       "instruction boundary (`TRAP_CAUSE` then reads ABORT)"),
             Field("irq_enable", 1, "rw", doc="Raise `irq` while `STATUS.done` is set"),
+            Field("reset", 1, "pulse",
+                  doc="Write 1: soft reset. A running launch is aborted as by `abort` "
+                      "(`STATUS.busy` reads 1 until every unit has stopped) and raises no "
+                      "`done`; then `STATUS`, the `TRAP` block and the counters read 0. "
+                      "Registers the host wrote and the prefetch buffer keep their contents"),
         ], doc="Launch control"),
         Register("STATUS", [
             Field("busy", 1, "ro", doc="A launch is running"),

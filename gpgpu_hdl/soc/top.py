@@ -17,10 +17,12 @@ memory-error abort, and the trap record and counters (stable once a launch is do
 One :class:`~gpgpu_hdl.cu.grid.GridWalker` hands workgroups to whichever compute unit has room
 (FlexGrip's block scheduler), with rotating priority when several have. A trap in one unit stops
 the walk; the others finish their resident workgroups. A memory error (an AXI error response)
-aborts every unit at its next instruction boundary, so nothing hangs and no response is lost.
+aborts every unit at its next instruction boundary, so nothing hangs and no response is lost;
+``CONTROL.abort`` does the same for the host, and ``CONTROL.reset`` (the soft reset) also
+clears the launch's status, trap record and counters once the units have stopped.
 """
 
-from amaranth.hdl import Cat, DomainRenamer, Module, Signal
+from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
@@ -129,10 +131,14 @@ class SocTop(wiring.Component):
         busy = Signal()
         start = Signal()
         abort_req = Signal()        # the host asked to stop the running launch
-        m.d.comb += [start.eq(regs.control_start & ~busy), memsys.clear.eq(start)]
+        reset_pending = Signal()    # a soft reset waits for the running launch to stop
+        soft_reset = Signal()       # the soft reset takes effect (the SoC is idle)
+        cleared = Signal()          # since a soft reset: trap record and counters read 0
+        m.d.comb += [start.eq(regs.control_start & ~regs.control_reset & ~busy),
+                     memsys.clear.eq(start | soft_reset), regs.clear_flags.eq(soft_reset)]
         with m.If(start):
-            m.d.sync += abort_req.eq(0)
-        with m.Elif(regs.control_abort & busy):
+            m.d.sync += [abort_req.eq(0), cleared.eq(0)]
+        with m.Elif((regs.control_abort | regs.control_reset) & busy):
             m.d.sync += abort_req.eq(1)
 
         # --- crossings into the compute-unit domain ---------------------------------------
@@ -239,9 +245,21 @@ class SocTop(wiring.Component):
             m.d.sync += busy.eq(0)
         error_last = Signal()
         m.d.sync += error_last.eq(memsys.error)
-        m.d.comb += [regs.status_busy.eq(busy), regs.status_done.eq(done_cdc.o),
+        # soft reset: at once when idle, else once the aborted launch has stopped
+        m.d.comb += soft_reset.eq(regs.control_reset & (~busy | done_cdc.o)
+                                  | reset_pending & done_cdc.o)
+        with m.If(regs.control_reset & busy & ~done_cdc.o):
+            m.d.sync += reset_pending.eq(1)
+        with m.If(soft_reset):
+            m.d.sync += [reset_pending.eq(0), cleared.eq(1)]
+        trap_shown = Signal(SocTrapLayout)
+        counters_shown = Signal(CountersLayout)
+        m.d.comb += [trap_shown.as_value().eq(Mux(cleared, 0, trap_bus.as_value())),
+                     counters_shown.as_value().eq(Mux(cleared, 0, counters_bus.as_value()))]
+        m.d.comb += [regs.status_busy.eq(busy),
+                     regs.status_done.eq(done_cdc.o & ~soft_reset),
                      regs.status_mem_error.eq(memsys.error & ~error_last),
                      regs.mem_error_addr.eq(memsys.error_addr)]
-        m.d.comb += trap_assignments(regs, trap_bus, trap_bus.cu)
-        m.d.comb += counters_assignments(regs, counters_bus)
+        m.d.comb += trap_assignments(regs, trap_shown, trap_shown.cu)
+        m.d.comb += counters_assignments(regs, counters_shown)
         return m
