@@ -10,9 +10,14 @@ inline constants, literals), and executes on the scalar ALU, the ``lanes`` integ
 (a wave takes ``64 / lanes`` passes; the VGPR file is one block RAM bank per lane, read once
 per operand dword per pass so single-read-port RAMs suffice), the LDS, or the memory port.
 
-This first sequencer runs one instruction at a time: memory instructions complete before the
-next instruction issues, so ``s_waitcnt`` is always satisfied; waves interleave at instruction
-granularity, and several workgroups are resident when slots and LDS allow.
+The sequencer runs one instruction at a time. Buffer loads and stores stream their requests
+(up to ``VMEM_QUEUE`` in flight, answers tagged with where they go). A load retires once its
+data is in the VGPRs; a store retires once its requests are out, and the wave goes on while
+the memory answers: each wave counts its stores in flight, ``s_waitcnt vmcnt(n)`` holds the
+wave (others run) until at most ``n`` remain, and a launch is done only when none remain.
+Scalar loads, atomics and LDS accesses complete before the next instruction, so the other
+``s_waitcnt`` counters are always satisfied. Waves interleave at instruction granularity, and
+several workgroups are resident when slots and LDS allow.
 
 Memory port: a stream of dword requests (byte address, write, data, byte mask, lock) answered
 in order by one response per request (read data; writes are acknowledged). A buffer atomic is
@@ -294,6 +299,7 @@ class ComputeUnit(wiring.Component):
         w_mode = warr("w_mode", 10)
         w_grp = warr("w_grp", 4)
         w_wave = warr("w_wave", 5)
+        w_vmcnt = warr("w_vmcnt", (VMEM_QUEUE).bit_length())    # stores in flight
         G = W                                # group contexts
         g_live = Array(Signal(6, name=f"g_live{i}") for i in range(G))
         g_arrived = Array(Signal(6, name=f"g_arrived{i}") for i in range(G))
@@ -845,17 +851,29 @@ class ComputeUnit(wiring.Component):
 
         # buffer loads/stores in flight: where each outstanding answer belongs
         vm_writing = Signal()       # an answer writes a VGPR bank this cycle
+        vm_pending = Signal()       # answers to buffer accesses are still to come
         if plan.vmem:
             tag_layout = data.StructLayout({"pass_": max(1, (P - 1).bit_length()),
-                                            "lane": max(1, log_l), "k": 2, "lo": 2})
+                                            "lane": max(1, log_l), "k": 2, "lo": 2,
+                                            "slot": max(1, (W - 1).bit_length()),
+                                            "store": 1})
             m.submodules.vm_tags = vm_tags = fifo.SyncFIFO(width=tag_layout.size,
                                                            depth=VMEM_QUEUE)
             vm_tag_in = Signal(tag_layout)
             vm_tag = Signal(tag_layout)
-            m.d.comb += [vm_tags.w_data.eq(vm_tag_in), vm_tag.eq(vm_tags.r_data)]
+            m.d.comb += [vm_tags.w_data.eq(vm_tag_in), vm_tag.eq(vm_tags.r_data),
+                         vm_pending.eq(vm_tags.r_rdy)]
+            # a wave's stores in flight (s_waitcnt vmcnt): counted per request, which is
+            # conservative (an instruction in flight has at least one request in flight)
+            vm_store_issue = Signal()
+            vm_store_done = Signal()
+            for i in range(W):
+                m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + (vm_store_issue & (slot == i))
+                                          - (vm_store_done & (vm_tag.slot == i)))
             with m.If(vm_tags.r_rdy & rsp.valid):
                 m.d.comb += vm_tags.r_en.eq(1)
-                with m.If(ctl.mem == MemKind.LOAD):
+                m.d.comb += vm_store_done.eq(vm_tag.store)
+                with m.If(~vm_tag.store):
                     m.d.comb += vm_writing.eq(1)
                     value = extract(rsp.payload.data, vm_tag.lo)
                     for j in range(L):
@@ -1149,6 +1167,13 @@ class ComputeUnit(wiring.Component):
                             m.next = "BARRIER"
                         with m.Case(Spec.TRAP):
                             raise_trap(TrapCause.S_TRAP)
+                        with m.Case(Spec.WAITCNT):
+                            # vmcnt (SIMM16[3:0]): stores in flight allowed; loads and the
+                            # LDS and scalar counters are done when their instruction retires
+                            with m.If(w_vmcnt[slot] > simm16[0:4]):
+                                m.next = "SCHED"        # not retired: the wave tries again
+                            with m.Else():
+                                m.next = "COMMIT"
                         with m.Case(Spec.HALT):
                             with m.If(simm16[0]):
                                 raise_trap(TrapCause.HALT)
@@ -1215,6 +1240,8 @@ class ComputeUnit(wiring.Component):
                     with m.If(mem_k == ctl.dwords):
                         m.d.sync += start_swrite(sdst, ctl.dwords)
                         m.next = "SWRITE"
+                    with m.Elif(vm_pending):
+                        pass                    # earlier stores' answers come first
                     with m.Elif(~in_range):
                         m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
                     with m.Else():
@@ -1469,9 +1496,11 @@ class ComputeUnit(wiring.Component):
                                      req.payload.data.eq(wdata << (addr[0:2] << 3)),
                                      req.payload.mask.eq(byte_mask(addr))]
                         m.d.comb += [vm_tag_in.pass_.eq(pass_), vm_tag_in.lane.eq(mem_lane),
-                                     vm_tag_in.k.eq(mem_k), vm_tag_in.lo.eq(addr[0:2])]
+                                     vm_tag_in.k.eq(mem_k), vm_tag_in.lo.eq(addr[0:2]),
+                                     vm_tag_in.slot.eq(slot), vm_tag_in.store.eq(~is_load)]
                         with m.If(req.valid & req.ready):
-                            m.d.comb += [vm_tags.w_en.eq(1), step.eq(1)]
+                            m.d.comb += [vm_tags.w_en.eq(1), step.eq(1),
+                                         vm_store_issue.eq(~is_load)]
                     with m.If(step):
                         with m.If(mem_k + 1 < ctl.dwords):
                             m.d.sync += mem_k.eq(mem_k + 1)
@@ -1489,8 +1518,13 @@ class ComputeUnit(wiring.Component):
                                          vr_prev_valid.eq(0)]
                             m.next = "VREAD"
                         with m.Else():
+                            # a store retires now (s_waitcnt waits for it); a load once its
+                            # data is in the VGPRs
                             m.d.sync += mem_lane.eq(0)
-                            m.next = "BUF_DRAIN"
+                            with m.If(is_load):
+                                m.next = "BUF_DRAIN"
+                            with m.Else():
+                                m.next = "COMMIT"
 
                 with m.State("BUF_DRAIN"):
                     m.d.comb += mem_busy.eq(1)
@@ -1501,7 +1535,9 @@ class ComputeUnit(wiring.Component):
                 with m.State("BUF_LANE"):
                     m.d.comb += mem_busy.eq(1)
                     lane_on = exec_pass.bit_select(mem_lane, 1)
-                    with m.If(~lane_on | ~b_ok):        # out of range: no access, no result
+                    with m.If(vm_pending):
+                        pass                            # earlier stores' answers come first
+                    with m.Elif(~lane_on | ~b_ok):      # out of range: no access, no result
                         m.next = "MEM_LANE_NEXT"
                     with m.Else():
                         m.next = "BUF_ATOMIC_R"
@@ -1656,7 +1692,7 @@ class ComputeUnit(wiring.Component):
                         m.d.sync += w_bar[i].eq(0)
                 m.next = "SCHED"
 
-            with m.State("FINISH"):
+            with m.State("FINISH"), m.If(~vm_pending):     # the last stores are in memory
                 m.d.sync += [running.eq(0), self.done.eq(1)]
                 m.next = "IDLE"
 

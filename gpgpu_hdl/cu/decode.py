@@ -65,6 +65,7 @@ class Spec(enum.Enum, shape=5):
     V_MOVRELD = 22
     V_MOVRELSD = 23
     HALT = 24
+    WAITCNT = 25
 
 
 class MemKind(enum.Enum, shape=2):
@@ -136,9 +137,10 @@ _SPEC_SOPP = {"s_endpgm": Spec.ENDPGM, "s_branch": Spec.BRANCH,
               "s_cbranch_scc0": Spec.CBR_SCC0, "s_cbranch_scc1": Spec.CBR_SCC1,
               "s_cbranch_vccz": Spec.CBR_VCCZ, "s_cbranch_vccnz": Spec.CBR_VCCNZ,
               "s_cbranch_execz": Spec.CBR_EXECZ, "s_cbranch_execnz": Spec.CBR_EXECNZ,
-              "s_barrier": Spec.BARRIER, "s_trap": Spec.TRAP, "s_sethalt": Spec.HALT}
+              "s_barrier": Spec.BARRIER, "s_trap": Spec.TRAP, "s_sethalt": Spec.HALT,
+              "s_waitcnt": Spec.WAITCNT}
 # SOPP the emulator treats as no-ops (no clock, no debugger, no message queue)
-_SOPP_NOPS = {"s_nop", "s_waitcnt", "s_sleep", "s_setprio", "s_icache_inv", "s_incperflevel",
+_SOPP_NOPS = {"s_nop", "s_sleep", "s_setprio", "s_icache_inv", "s_incperflevel",
               "s_decperflevel", "s_ttracedata", "s_sendmsg", "s_setkill",
               "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user",
               "s_cbranch_cdbgsys_and_user"}
