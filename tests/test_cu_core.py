@@ -72,3 +72,44 @@ def test_decode_trace_unpacks_the_trace_layout():
         assert rec["sgpr"] == dict(zip(names[:s_count], fields["s_data"][:s_count],
                                        strict=True))
         assert rec["vgpr"] == {f"v{7 + k}": fields["v_data"][k] for k in range(v_count)}
+
+
+def test_decode_trace_lands_late_load_data_in_its_load():
+    """A buffer load's record is written before its data lands; the load events that follow
+    fill it: per wave slot in issue order, one event per lane in EXEC and dword."""
+    import random
+
+    from gpgpu_hdl.cu.core import LoadTraceLayout, TraceLayout
+    from gpgpu_hdl.runtime.backend_verilator import decode_trace
+
+    rng = random.Random(9)
+
+    def record(slot, exec_, v_reg, v_count, late=1):
+        return TraceLayout.const({
+            "slot": slot, "exec": exec_, "v_reg": v_reg, "v_count": v_count, "v_late": late,
+            "v_data": [[0xDEAD] * 64 for _ in range(4)]}).as_value().value
+
+    def event(slot, reg, lane, value):
+        return LoadTraceLayout.const({"valid": 1, "slot": slot, "reg": reg, "lane": lane,
+                                      "value": value}).as_value().value
+
+    # slot 1: a dwordx2 load on lanes 0 and 5, then a dword load on lane 63; slot 2 (its
+    # events interleaved with slot 1's): a dword load on lanes 2 and 3
+    records = [record(1, 0b100001, 10, 2), record(2, 0b1100, 4, 1), record(1, 1 << 63, 10, 1)]
+    values = {(1, r, lane): rng.getrandbits(32) for r, lane in ((10, 0), (11, 0), (10, 5),
+                                                                 (11, 5))}
+    later = rng.getrandbits(32)
+    slot2 = {lane: rng.getrandbits(32) for lane in (2, 3)}
+    loads = [event(1, 10, 0, values[1, 10, 0]), event(2, 4, 3, slot2[3]),
+             event(1, 11, 0, values[1, 11, 0]), event(1, 10, 5, values[1, 10, 5]),
+             event(2, 4, 2, slot2[2]), event(1, 11, 5, values[1, 11, 5]),
+             event(1, 10, 63, later)]
+    first, other, second = decode_trace(records, loads)
+    for reg in (10, 11):
+        got = first["vgpr"][f"v{reg}"]
+        assert [got[0], got[5]] == [values[1, reg, 0], values[1, reg, 5]]
+    assert [other["vgpr"]["v4"][lane] for lane in (2, 3)] == [slot2[2], slot2[3]]
+    assert second["vgpr"]["v10"][63] == later and second["vgpr"]["v10"][0] == 0xDEAD
+    # a launch that stopped before the data landed keeps what the record had
+    (cut,) = decode_trace([records[0]], loads[:1])
+    assert cut["vgpr"]["v10"][0] == values[1, 10, 0] and cut["vgpr"]["v10"][5] == 0xDEAD

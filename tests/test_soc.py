@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.cu.core import VMEM_QUEUE
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.runtime.backend_verilator import IllegalInstruction, RtlTrap
 from gpgpu_hdl.soc.regmap import SOC_ID, SOC_VERSION, built_mnemonics, decode_profile
@@ -177,6 +178,57 @@ def test_unit_stride_accesses_go_out_as_bursts(soc):
     assert bursts["write_beats"] == stored
     assert bursts["write_beats"] >= 4 * bursts["write_bursts"]
     assert bursts["read_beats"] >= 2 * stored >= 2 * bursts["read_bursts"]
+
+
+def _load_add_store(early: bool, late: bool, adds: int = 0) -> bytes:
+    """A wave loads ``buf[lane]`` into v3, does ``adds`` increments of v5 (work that does not
+    need the load), then stores v3 + 1 to ``buf[64 + lane]`` and v5 to ``buf[128 + lane]``;
+    ``s_waitcnt vmcnt(0)`` right after the load (``early``) and/or after the increments."""
+    from gpgpu_hdl.toolchain import assemble_kernel
+    wait = ["s_waitcnt vmcnt(0)"]
+    lines = ["s_load_dwordx2 s[4:5], s[0:1], 0x0", "v_lshlrev_b32 v1, 2, v0",
+             "v_mov_b32 v2, 0", "v_mov_b32 v5, 0", "s_mov_b32 s6, 0", "s_mov_b32 s7, 0xf000",
+             "s_waitcnt lgkmcnt(0)", "buffer_load_dword v3, v[1:2], s[4:7], 0 addr64",
+             *(wait if early else []), *["v_add_i32 v5, vcc, 1, v5"] * adds,
+             *(wait if late else []), "v_add_i32 v4, vcc, 1, v3",
+             "buffer_store_dword v4, v[1:2], s[4:7], 0 addr64 offset:256",
+             "buffer_store_dword v5, v[1:2], s[4:7], 0 addr64 offset:512", "s_endpgm"]
+    return assemble_kernel("\n".join(lines) + "\n", "load_add_store",
+                           kernarg_segment_byte_size=8, workitem_vgpr_count=8)
+
+
+def _run_load_add_store(dev, code: bytes, data: np.ndarray):
+    buf = dev.array(np.concatenate([data, np.zeros(128, np.uint32)]))
+    res = dev.load_bytes(code).load_add_store(buf, global_size=(64,), local_size=(64,))
+    out = np.asarray(buf.numpy())
+    return out[64:128], out[128:], res
+
+
+def test_loads_retire_at_issue_and_s_waitcnt_holds_the_wave(soc):
+    """A buffer load does not stop its wave: at a 400-cycle memory latency, an add that reads
+    the loaded register without ``s_waitcnt`` sees the old value (SI leaves that to the
+    compiler's waits), and with ``s_waitcnt vmcnt(0)`` it sees the loaded one, as on the golden
+    model. Work that does not need the load runs while it is in flight: waiting after it
+    instead of before saves most of the latency."""
+    data = np.arange(1000, 1064, dtype=np.uint32) * 7
+    latency = 400
+    dev = soc(cus=1, prefetch=False, clocks=(50, 50), mem_latency=latency)
+    emu = Device("emu")
+    for early, late in ((True, False), (False, True)):
+        code = _load_add_store(early, late, adds=16)
+        want_sum, want_adds, _ = _run_load_add_store(emu, code, data)
+        assert np.array_equal(want_sum, data + 1) and np.all(want_adds == 16)
+        got_sum, got_adds, _ = _run_load_add_store(dev, code, data)
+        assert np.array_equal(got_sum, want_sum) and np.array_equal(got_adds, want_adds)
+
+    # the unit keeps VMEM_QUEUE requests in flight, so those of the last lanes are still out
+    # when the load retires
+    stale, _, _ = _run_load_add_store(dev, _load_add_store(False, False), data)
+    assert np.array_equal(stale != data + 1, np.arange(64) >= 64 - VMEM_QUEUE), stale
+
+    cycles = {early: _run_load_add_store(dev, _load_add_store(early, not early, adds=16),
+                                         data)[2].cycles for early in (True, False)}
+    assert cycles[True] - cycles[False] > latency // 2, cycles
 
 
 def _rtl_ready(case) -> bool:

@@ -120,12 +120,15 @@ def _trace_layout(lanes_total: int = 64) -> data.StructLayout:
     return data.StructLayout({
         "slot": 4, "group": data.ArrayLayout(32, 3), "wave": 5, "pc": 32, "inst": 64,
         "exec": 64, "s_code": 8, "s_count": 5, "s_data": data.ArrayLayout(32, 16),
-        "v_reg": 9, "v_count": 3, "v_data": data.ArrayLayout(data.ArrayLayout(32, lanes_total),
-                                                             4),
+        "v_reg": 9, "v_count": 3, "v_late": 1,
+        "v_data": data.ArrayLayout(data.ArrayLayout(32, lanes_total), 4),
         "scc": 1, "mode": 10, "exec_after": 64, "vcc_after": 64, "m0": 32})
 
 
 TraceLayout = _trace_layout()
+
+#: One dword a buffer load writes to a VGPR (the answer lands after the load has retired).
+LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lane": 6, "value": 32})
 
 
 def dispatch_fields(d, code_dwords: int, group_limit: int) -> dict:
@@ -189,7 +192,11 @@ class ComputeUnit(wiring.Component):
     commit : Out(1)
         Pulses once per retired instruction (with ``trace`` when enabled).
     trace : Out(TraceLayout)
-        Only with ``trace=True``: the retired instruction and what it wrote.
+        Only with ``trace=True``: the retired instruction and what it wrote. A buffer load
+        retires before its data is in: its record names the registers, and each dword
+        follows on ``load_trace`` when it lands (in the order the loads were issued).
+    load_trace : Out(LoadTraceLayout)
+        Only with ``trace=True``: a buffer load's dword written to a VGPR (``valid`` pulses).
     groups : In(stream.Signature(GroupLayout))
         Only with ``shared_grid=True``: the next workgroup. ``ready`` says the unit could take
         the offered group now and does not depend on ``valid``, so an arbiter may grant one
@@ -217,6 +224,7 @@ class ComputeUnit(wiring.Component):
         }
         if trace:
             members["trace"] = Out(TraceLayout)
+            members["load_trace"] = Out(LoadTraceLayout)
         if shared_grid:
             members["groups"] = In(stream.Signature(GroupLayout))
             members["grid_done"] = In(1)
@@ -299,7 +307,9 @@ class ComputeUnit(wiring.Component):
         w_mode = warr("w_mode", 10)
         w_grp = warr("w_grp", 4)
         w_wave = warr("w_wave", 5)
-        w_vmcnt = warr("w_vmcnt", (VMEM_QUEUE).bit_length())    # stores in flight
+        w_vmcnt = warr("w_vmcnt", (VMEM_QUEUE).bit_length())    # buffer accesses in flight
+        w_hold = warr("w_hold", 1)          # held by s_waitcnt until w_vmcnt <= w_hold_n
+        w_hold_n = warr("w_hold_n", 4)
         G = W                                # group contexts
         g_live = Array(Signal(6, name=f"g_live{i}") for i in range(G))
         g_arrived = Array(Signal(6, name=f"g_arrived{i}") for i in range(G))
@@ -581,7 +591,8 @@ class ComputeUnit(wiring.Component):
         # --- scheduler: rotating priority among ready waves ---------------------------------
         rr = Signal(range(W))
         ready = Signal(W)
-        m.d.comb += ready.eq(Cat(w_live[i] & ~w_bar[i] for i in range(W)))
+        held = [w_hold[i] & (w_vmcnt[i] > w_hold_n[i]) for i in range(W)]     # s_waitcnt
+        m.d.comb += ready.eq(Cat(w_live[i] & ~w_bar[i] & ~held[i] for i in range(W)))
         pick = Signal(range(W))
         pick_ok = Signal()
         # first ready slot at or after rr (wrapping)
@@ -700,10 +711,14 @@ class ComputeUnit(wiring.Component):
         exec_pass = Signal(L)
         m.d.comb += exec_pass.eq(exec_.word_select(pass_, L))
 
-        # VGPR write helpers
-        def vwrite(j, reg, value, en=1):
-            return [vbank_w[j].addr.eq(vaddr(slot, reg, pass_)), vbank_w[j].data.eq(value),
-                    vbank_w[j].en.eq(en)]
+        # VGPR writes of the sequencer, per lane bank; the answers to buffer loads take a
+        # bank's write port in the cycles the sequencer leaves it free (after the FSM)
+        fv_addr = [Signal.like(vbank_w[j].addr, name=f"fv_addr{j}") for j in range(L)]
+        fv_data = [Signal(32, name=f"fv_data{j}") for j in range(L)]
+        fv_en = Signal(L)
+
+        def vwrite(j, reg, value, en=1, s=slot, p=pass_):
+            return [fv_addr[j].eq(vaddr(s, reg, p)), fv_data[j].eq(value), fv_en[j].eq(en)]
 
         def trace_v(dw, j, value):
             if tr is None:
@@ -799,17 +814,17 @@ class ComputeUnit(wiring.Component):
         m.d.comb += ds_word.eq((ds_a + g_lds[grp]) >> 2)
 
         # sub-dword extraction / insertion
-        def extract(word, byte_addr):
+        def extract(word, byte_addr, size=ctl.size, signed=ctl.signed):
             if not plan.subdword:
                 return word
             sh = byte_addr[0:2] << 3
             v = word >> sh
             out = Signal(32, name="extracted")
-            with m.Switch(Cat(ctl.size == 1, ctl.size == 2)):
+            with m.Switch(Cat(size == 1, size == 2)):
                 with m.Case(0b01):
-                    m.d.comb += out.eq(Mux(ctl.signed, v[:8].as_signed(), v[:8]))
+                    m.d.comb += out.eq(Mux(signed, v[:8].as_signed(), v[:8]))
                 with m.Case(0b10):
-                    m.d.comb += out.eq(Mux(ctl.signed, v[:16].as_signed(), v[:16]))
+                    m.d.comb += out.eq(Mux(signed, v[:16].as_signed(), v[:16]))
                 with m.Default():
                     m.d.comb += out.eq(word)
             return out
@@ -849,42 +864,53 @@ class ComputeUnit(wiring.Component):
 
         sread_value = scalar_value(rd_code[rd_prev], rd_k[rd_prev], rd_prev >> 1, sg_r.data)
 
-        # buffer loads/stores in flight: where each outstanding answer belongs
-        vm_writing = Signal()       # an answer writes a VGPR bank this cycle
-        vm_pending = Signal()       # answers to buffer accesses are still to come
+        # Buffer loads and stores in flight. Each request the sequencer sends leaves a tag in
+        # ``vm_tags`` (so does each out-of-range load dword, which reads 0 without a request):
+        # where its answer goes. Answers come back in order into ``vm_answers``; the head tag
+        # retires with its answer (a load writes its VGPR in a cycle the sequencer leaves the
+        # bank's write port free), so loads and stores retire as soon as they are issued and
+        # the wave runs on until ``s_waitcnt vmcnt`` holds it, as on SI.
+        vm_pending = Signal()       # tags not yet retired (requests or answers outstanding)
+        vm_write = Signal(L)        # an answer takes lane j's VGPR write port this cycle
+        vm_waddr = Signal.like(vbank_w[0].addr)
+        vm_wdata = Signal(32)
         if plan.vmem:
-            tag_layout = data.StructLayout({"pass_": max(1, (P - 1).bit_length()),
-                                            "lane": max(1, log_l), "k": 2, "lo": 2,
-                                            "slot": max(1, (W - 1).bit_length()),
-                                            "store": 1})
+            tag_layout = data.StructLayout({
+                "slot": max(1, (W - 1).bit_length()), "reg": 8,
+                "pass_": max(1, (P - 1).bit_length()), "lane": max(1, log_l),
+                "lo": 2, "size": 3, "signed": 1, "store": 1, "zero": 1})
             m.submodules.vm_tags = vm_tags = fifo.SyncFIFO(width=tag_layout.size,
                                                            depth=VMEM_QUEUE)
+            m.submodules.vm_answers = vm_answers = fifo.SyncFIFO(width=32, depth=VMEM_QUEUE)
             vm_tag_in = Signal(tag_layout)
             vm_tag = Signal(tag_layout)
+            vm_retire = Signal()
             m.d.comb += [vm_tags.w_data.eq(vm_tag_in), vm_tag.eq(vm_tags.r_data),
-                         vm_pending.eq(vm_tags.r_rdy)]
-            # a wave's stores in flight (s_waitcnt vmcnt): counted per request, which is
-            # conservative (an instruction in flight has at least one request in flight)
-            vm_store_issue = Signal()
-            vm_store_done = Signal()
+                         vm_pending.eq(vm_tags.r_rdy),
+                         # every answer while tags are out is one (scalar loads, atomics and
+                         # the code load wait until none are)
+                         vm_answers.w_data.eq(rsp.payload.data),
+                         vm_answers.w_en.eq(rsp.valid & vm_pending),
+                         vm_retire.eq(vm_tags.r_rdy & (vm_tag.zero | vm_answers.r_rdy) &
+                                      (vm_tag.store | ~fv_en.any())),
+                         vm_tags.r_en.eq(vm_retire),
+                         vm_answers.r_en.eq(vm_retire & ~vm_tag.zero)]
+            # s_waitcnt vmcnt: a wave's tags not yet retired (per dword, so conservative: an
+            # instruction in flight has at least one)
             for i in range(W):
-                m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + (vm_store_issue & (slot == i))
-                                          - (vm_store_done & (vm_tag.slot == i)))
-            with m.If(vm_tags.r_rdy & rsp.valid):
-                m.d.comb += vm_tags.r_en.eq(1)
-                m.d.comb += vm_store_done.eq(vm_tag.store)
-                with m.If(~vm_tag.store):
-                    m.d.comb += vm_writing.eq(1)
-                    value = extract(rsp.payload.data, vm_tag.lo)
-                    for j in range(L):
-                        with m.If(vm_tag.lane == j):
-                            m.d.comb += [vbank_w[j].addr.eq(vaddr(slot, f_vdata + vm_tag.k,
-                                                                  vm_tag.pass_)),
-                                         vbank_w[j].data.eq(value), vbank_w[j].en.eq(1)]
-                            if tr is not None:
-                                for k in range(4):
-                                    with m.If(vm_tag.k == k):
-                                        m.d.sync += tr.v_data[k][vm_tag.pass_ * L + j].eq(value)
+                m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + (vm_tags.w_en & (slot == i))
+                                          - (vm_retire & (vm_tag.slot == i)))
+            m.d.comb += [vm_waddr.eq(vaddr(vm_tag.slot, vm_tag.reg, vm_tag.pass_)),
+                         vm_wdata.eq(Mux(vm_tag.zero, 0,
+                                         extract(vm_answers.r_data, vm_tag.lo, vm_tag.size,
+                                                 vm_tag.signed)))]
+            with m.If(vm_retire & ~vm_tag.store):
+                m.d.comb += vm_write.eq(1 << vm_tag.lane)
+            if self._trace:
+                lt = self.load_trace
+                m.d.sync += [lt.valid.eq(vm_retire & ~vm_tag.store), lt.slot.eq(vm_tag.slot),
+                             lt.reg.eq(vm_tag.reg), lt.lane.eq(vm_tag.pass_ * L + vm_tag.lane),
+                             lt.value.eq(vm_wdata)]
 
         with m.FSM(name="seq"):
             # ---------------------------------------------------------------- idle / loading
@@ -941,7 +967,7 @@ class ComputeUnit(wiring.Component):
                     m.d.sync += [slot.eq(pick), pc.eq(w_pc[pick]), exec_.eq(w_exec[pick]),
                                  vcc.eq(w_vcc[pick]), m0.eq(w_m0[pick]), scc.eq(w_scc[pick]),
                                  mode.eq(w_mode[pick]), grp.eq(w_grp[pick]),
-                                 rr.eq(Mux(pick == W - 1, 0, pick + 1))]
+                                 rr.eq(Mux(pick == W - 1, 0, pick + 1)), w_hold[pick].eq(0)]
                     m.next = "FETCH0"
                 with m.Elif(grid_done & (groups_live == 0)):
                     m.next = "FINISH"
@@ -981,9 +1007,7 @@ class ComputeUnit(wiring.Component):
                 val = Mux(flat < items, lid, 0)
                 for j in range(L):
                     with m.If(lane_i[:6] % L == j):
-                        m.d.comb += [vbank_w[j].addr.eq(vaddr(launch_slot, vid,
-                                                              lane_i[:6] // L)),
-                                     vbank_w[j].data.eq(val), vbank_w[j].en.eq(1)]
+                        m.d.comb += vwrite(j, vid, val, s=launch_slot, p=lane_i[:6] // L)
                 # step the (x, y, z) counters
                 with m.If(lane_x + 1 < size[0]):
                     m.d.sync += lane_x.eq(lane_x + 1)
@@ -1012,8 +1036,9 @@ class ComputeUnit(wiring.Component):
                 exec_init = Signal(64)
                 m.d.comb += exec_init.eq(Cat((rem > i) for i in range(64)))
                 s = launch_slot
-                m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_pc[s].eq(d.code_address),
-                             w_exec[s].eq(exec_init), w_vcc[s].eq(0), w_m0[s].eq(0),
+                m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_hold[s].eq(0),
+                             w_pc[s].eq(d.code_address), w_exec[s].eq(exec_init),
+                             w_vcc[s].eq(0), w_m0[s].eq(0),
                              w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(launch_grp),
                              w_wave[s].eq(launch_wave), launch_wave.eq(launch_wave + 1),
                              wave_x0.eq(lane_x), wave_y0.eq(lane_y), wave_z0.eq(lane_z)]
@@ -1042,7 +1067,7 @@ class ComputeUnit(wiring.Component):
                 m.d.sync += [ctl.eq(dec.ctl), fmt.eq(dec.format), literal.eq(ir[32:]),
                              exec_before.eq(exec_)]
                 if tr is not None:
-                    m.d.sync += [tr.s_count.eq(0), tr.v_count.eq(0)]
+                    m.d.sync += [tr.s_count.eq(0), tr.v_count.eq(0), tr.v_late.eq(0)]
                 m.next = "DECODE2"
 
             with m.State("DECODE2"):
@@ -1162,18 +1187,23 @@ class ComputeUnit(wiring.Component):
                         m.d.sync += next_pc.eq(branch_target)
                     with m.Switch(ctl.spec):
                         with m.Case(Spec.ENDPGM):
-                            m.next = "ENDWAVE"
+                            # the slot is free once no answer is still to land in it: until
+                            # then the wave is held, and s_endpgm issues again
+                            with m.If(w_vmcnt[slot] != 0):
+                                m.d.sync += [w_hold[slot].eq(1), w_hold_n[slot].eq(0)]
+                                m.next = "SCHED"
+                            with m.Else():
+                                m.next = "ENDWAVE"
                         with m.Case(Spec.BARRIER):
                             m.next = "BARRIER"
                         with m.Case(Spec.TRAP):
                             raise_trap(TrapCause.S_TRAP)
                         with m.Case(Spec.WAITCNT):
-                            # vmcnt (SIMM16[3:0]): stores in flight allowed; loads and the
-                            # LDS and scalar counters are done when their instruction retires
-                            with m.If(w_vmcnt[slot] > simm16[0:4]):
-                                m.next = "SCHED"        # not retired: the wave tries again
-                            with m.Else():
-                                m.next = "COMMIT"
+                            # vmcnt (SIMM16[3:0]): buffer accesses the wave may still have
+                            # in flight; the scheduler holds it until no more are. LDS and
+                            # scalar memory (lgkmcnt) are done when they retire.
+                            m.d.sync += [w_hold[slot].eq(1), w_hold_n[slot].eq(simm16[0:4])]
+                            m.next = "COMMIT"
                         with m.Case(Spec.HALT):
                             with m.If(simm16[0]):
                                 raise_trap(TrapCause.HALT)
@@ -1241,7 +1271,7 @@ class ComputeUnit(wiring.Component):
                         m.d.sync += start_swrite(sdst, ctl.dwords)
                         m.next = "SWRITE"
                     with m.Elif(vm_pending):
-                        pass                    # earlier stores' answers come first
+                        pass                    # earlier buffer answers come first
                     with m.Elif(~in_range):
                         m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
                     with m.Else():
@@ -1462,53 +1492,44 @@ class ComputeUnit(wiring.Component):
             # ---------------------------------------------------------------- buffer memory
             if plan.vmem:
                 # Loads and stores stream: one request per cycle, lane after lane and pass
-                # after pass (the next pass's operand reads overlap the answers still on their
-                # way), so consecutive lanes reach the memory side back to back and the SoC's
-                # AXI master can merge them into bursts. Each request leaves a tag in
-                # ``vm_tags``; answers come back in order and the tag says where a loaded dword
-                # goes. The instruction retires once every answer is in (BUF_DRAIN).
+                # after pass (the next pass's operand reads come between), so consecutive lanes
+                # reach the memory side back to back and the SoC's AXI master can merge them
+                # into bursts. Each request, and each out-of-range load dword (it reads 0),
+                # leaves a tag in ``vm_tags`` that says where its answer goes. The instruction
+                # retires once everything is sent; ``s_waitcnt vmcnt`` waits for the answers.
                 with m.State("BUF_STREAM"):
                     m.d.comb += mem_busy.eq(1)
                     lane_on = exec_pass.bit_select(mem_lane, 1)
                     is_load = ctl.mem == MemKind.LOAD
                     step = Signal()         # this lane's dword mem_k is dealt with
                     next_lane = Signal()
-                    with m.If(~lane_on):
-                        m.d.comb += next_lane.eq(1)
-                    with m.Elif(~b_ok):
-                        # out of range: a load reads 0, a store does nothing
-                        with m.If(~is_load):
-                            m.d.comb += next_lane.eq(1)
-                        with m.Elif(~vm_writing):      # the bank's write port is free
-                            for j in range(L):
-                                with m.If(mem_lane == j):
-                                    m.d.comb += vwrite(j, f_vdata + mem_k, 0)
-                                    for k in range(4):
-                                        with m.If(mem_k == k):
-                                            m.d.sync += trace_v(k, j, 0)
-                            m.d.comb += step.eq(1)
+                    with m.If(~lane_on | (~b_ok & ~is_load)):
+                        m.d.comb += next_lane.eq(1)         # out of range: a store does nothing
                     with m.Else():
                         addr = b_word_addr
                         wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
-                        m.d.comb += [req.valid.eq(vm_tags.w_rdy),
+                        m.d.comb += [req.valid.eq(b_ok & vm_tags.w_rdy),
                                      req.payload.addr.eq(addr & ~3),
                                      req.payload.write.eq(~is_load),
                                      req.payload.data.eq(wdata << (addr[0:2] << 3)),
                                      req.payload.mask.eq(byte_mask(addr))]
-                        m.d.comb += [vm_tag_in.pass_.eq(pass_), vm_tag_in.lane.eq(mem_lane),
-                                     vm_tag_in.k.eq(mem_k), vm_tag_in.lo.eq(addr[0:2]),
-                                     vm_tag_in.slot.eq(slot), vm_tag_in.store.eq(~is_load)]
-                        with m.If(req.valid & req.ready):
-                            m.d.comb += [vm_tags.w_en.eq(1), step.eq(1),
-                                         vm_store_issue.eq(~is_load)]
+                        m.d.comb += [vm_tag_in.slot.eq(slot), vm_tag_in.reg.eq(f_vdata + mem_k),
+                                     vm_tag_in.pass_.eq(pass_), vm_tag_in.lane.eq(mem_lane),
+                                     vm_tag_in.lo.eq(addr[0:2]), vm_tag_in.size.eq(ctl.size),
+                                     vm_tag_in.signed.eq(ctl.signed),
+                                     vm_tag_in.store.eq(~is_load), vm_tag_in.zero.eq(~b_ok)]
+                        with m.If(vm_tags.w_rdy & (~b_ok | req.ready)):
+                            m.d.comb += [vm_tags.w_en.eq(1), step.eq(1)]
                     with m.If(step):
                         with m.If(mem_k + 1 < ctl.dwords):
                             m.d.sync += mem_k.eq(mem_k + 1)
                         with m.Else():
                             m.d.comb += next_lane.eq(1)
                     if tr is not None:
+                        # a load's values reach the trace on ``load_trace`` as they land
                         m.d.sync += [tr.v_reg.eq(Mux(is_load, f_vdata, 0)),
-                                     tr.v_count.eq(Mux(is_load, ctl.dwords, 0))]
+                                     tr.v_count.eq(Mux(is_load, ctl.dwords, 0)),
+                                     tr.v_late.eq(is_load)]
                     with m.If(next_lane):
                         m.d.sync += mem_k.eq(0)
                         with m.If(mem_lane != L - 1):
@@ -1518,25 +1539,15 @@ class ComputeUnit(wiring.Component):
                                          vr_prev_valid.eq(0)]
                             m.next = "VREAD"
                         with m.Else():
-                            # a store retires now (s_waitcnt waits for it); a load once its
-                            # data is in the VGPRs
                             m.d.sync += mem_lane.eq(0)
-                            with m.If(is_load):
-                                m.next = "BUF_DRAIN"
-                            with m.Else():
-                                m.next = "COMMIT"
-
-                with m.State("BUF_DRAIN"):
-                    m.d.comb += mem_busy.eq(1)
-                    with m.If(~vm_tags.r_rdy):
-                        m.next = "COMMIT"
+                            m.next = "COMMIT"
 
                 # Atomics go one lane at a time: a locked read, then the write of the new value.
                 with m.State("BUF_LANE"):
                     m.d.comb += mem_busy.eq(1)
                     lane_on = exec_pass.bit_select(mem_lane, 1)
                     with m.If(vm_pending):
-                        pass                            # earlier stores' answers come first
+                        pass                            # earlier buffer answers come first
                     with m.Elif(~lane_on | ~b_ok):      # out of range: no access, no result
                         m.next = "MEM_LANE_NEXT"
                     with m.Else():
@@ -1695,5 +1706,14 @@ class ComputeUnit(wiring.Component):
             with m.State("FINISH"), m.If(~vm_pending):     # the last stores are in memory
                 m.d.sync += [running.eq(0), self.done.eq(1)]
                 m.next = "IDLE"
+
+        # the VGPR banks' write ports: an answer to a buffer load, or the sequencer
+        for j in range(L):
+            with m.If(vm_write[j]):
+                m.d.comb += [vbank_w[j].addr.eq(vm_waddr), vbank_w[j].data.eq(vm_wdata),
+                             vbank_w[j].en.eq(1)]
+            with m.Else():
+                m.d.comb += [vbank_w[j].addr.eq(fv_addr[j]), vbank_w[j].data.eq(fv_data[j]),
+                             vbank_w[j].en.eq(fv_en[j])]
 
         return m

@@ -11,7 +11,8 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
-from .core import ComputeUnit, CountersLayout, DispatchLayout, MemoryPortSignature, TraceLayout
+from .core import (ComputeUnit, CountersLayout, DispatchLayout, LoadTraceLayout,
+                   MemoryPortSignature, TraceLayout)
 from .core import TrapLayout
 
 __all__ = ["SimMemory", "SimTop"]
@@ -83,6 +84,9 @@ class SimTop(wiring.Component):
     retire : Out(TraceLayout)
         The commit-trace record (not named ``trace``: Verilator's model class has a
         ``trace()`` method).
+    load_toggle : Out(1)
+        Flips once per dword a buffer load writes; ``load`` then describes it.
+    load : Out(LoadTraceLayout)
     """
 
     start: In(1)
@@ -94,6 +98,8 @@ class SimTop(wiring.Component):
     mem_error: Out(1)
     retire_toggle: Out(1)
     retire: Out(TraceLayout)
+    load_toggle: Out(1)
+    load: Out(LoadTraceLayout)
 
     def __init__(self, config: CuConfig | None = None, *, mem_words: int = 1 << 18,
                  latency: int = 2):
@@ -117,6 +123,8 @@ class SimTop(wiring.Component):
                      self.retire.eq(cu.trace)]
         with m.If(cu.commit):
             m.d.sync += self.retire_toggle.eq(~self.retire_toggle)
+        with m.If(cu.load_trace.valid):        # held until the next one (a cycle apart at most)
+            m.d.sync += [self.load_toggle.eq(~self.load_toggle), self.load.eq(cu.load_trace)]
         return m
 
 

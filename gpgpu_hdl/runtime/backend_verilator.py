@@ -65,9 +65,14 @@ class IllegalInstruction(RtlTrap):
     """The kernel executed an instruction the compute unit was not built for."""
 
 
-def decode_trace(records: list[int]) -> list[dict]:
+def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dict]:
     """RTL commit records as dicts in the emulator's trace format (values after, see
     :mod:`gpgpu_hdl.emu.trace`); vector values are given for the lanes in ``exec`` only.
+
+    A buffer load retires before its data lands; ``loads`` are the packed
+    :data:`~gpgpu_hdl.cu.core.LoadTraceLayout` events that bring it, in the order they were
+    written. Each wave slot's events belong to its loads in commit order, one per lane in
+    ``exec`` and dword (an out-of-range lane's 0 is an event too).
 
     Fields are cut out of each packed record by the offsets of
     :data:`~gpgpu_hdl.cu.core.TraceLayout` (a record is over 9000 bits; going through
@@ -82,12 +87,13 @@ def decode_trace(records: list[int]) -> list[dict]:
         return f.offset, (1 << Shape.cast(f.shape).width) - 1
 
     scalars = {n: field(n) for n in ("slot", "wave", "pc", "inst", "exec", "s_code", "s_count",
-                                     "v_reg", "v_count", "scc", "mode", "exec_after",
+                                     "v_reg", "v_count", "v_late", "scc", "mode", "exec_after",
                                      "vcc_after")}
     group_at = TraceLayout["group"].offset
     s_at = TraceLayout["s_data"].offset
     v_at = TraceLayout["v_data"].offset
     lanes = TraceLayout["v_data"].shape.elem_shape.length
+    landed = _landed_loads(loads or [])
     out = []
     for value in records:
         t = {n: (value >> off) & mask for n, (off, mask) in scalars.items()}
@@ -107,9 +113,34 @@ def decode_trace(records: list[int]) -> list[dict]:
             words = np.frombuffer(raw, dtype="<u4").reshape(t["v_count"], lanes)
             for k in range(t["v_count"]):
                 vgpr[f"v{t['v_reg'] + k}"] = words[k].tolist()
+        if t["v_late"]:
+            events = landed.get(t["slot"], [])
+            for _ in range(t["exec"].bit_count() * t["v_count"]):
+                if not events:
+                    break           # the launch stopped before the data landed
+                reg, lane, word = events.pop()
+                if reg in vgpr:
+                    vgpr[reg][lane] = word
         rec["vgpr"] = vgpr
         out.append(rec)
     return out
+
+
+def _landed_loads(loads: list[int]) -> dict[int, list[tuple[str, int, int]]]:
+    """Load events per wave slot, as (register, lane, value), the first last (to pop)."""
+    from amaranth.hdl import Shape
+
+    from ..cu.core import LoadTraceLayout
+
+    at = {n: (LoadTraceLayout[n].offset, (1 << Shape.cast(LoadTraceLayout[n].shape).width) - 1)
+          for n in ("slot", "reg", "lane", "value")}
+    per_slot: dict[int, list[tuple[str, int, int]]] = {}
+    for value in loads:
+        f = {n: (value >> off) & mask for n, (off, mask) in at.items()}
+        per_slot.setdefault(f["slot"], []).append((f"v{f['reg']}", f["lane"], f["value"]))
+    for events in per_slot.values():
+        events.reverse()
+    return per_slot
 
 
 class TraceMismatch(NamedTuple):
@@ -327,7 +358,7 @@ class VerilatorBackend:
         self._write_back(res["memory"])
         counters = CountersLayout.from_bits(int(res["counters"]))
         trap = TrapLayout.from_bits(int(res["trap"]))
-        records = decode_trace(res["trace"]) if trace else None
+        records = decode_trace(res["trace"], res.get("loads")) if trace else None
         if res["timeout"]:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
                           f"cycles ({counters.instructions} instructions retired"

@@ -5,8 +5,10 @@ Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`): ``memory`` (uint32 words loaded
 ``dispatch`` (the packed :data:`~gpgpu_hdl.cu.core.DispatchLayout` bits as an int),
 ``max_cycles``, ``trace`` (collect commit records) and ``readback`` (words to return).
 Results: ``memory``, ``cycles`` (clock cycles from start to done), the packed ``counters`` and
-``trap``, ``mem_error``, ``timeout`` and, when asked, ``trace`` (packed records as ints).
-Python runs only at the start, once per retired instruction when tracing, and at the end.
+``trap``, ``mem_error``, ``timeout`` and, when asked, ``trace`` (packed records as ints) and
+``loads`` (the packed dwords buffer loads wrote, which land after their load retired).
+Python runs only at the start, once per retired instruction and loaded dword when tracing, and
+at the end.
 """
 
 import cocotb
@@ -16,10 +18,10 @@ from cocotb.triggers import First, RisingEdge, Timer
 from gpgpu_hdl.sim.cocotb_io import load_params, read_words, save_results, write_words
 
 
-async def _collect(dut, records: list) -> None:
+async def _collect(toggle, record, records: list) -> None:
     while True:
-        await dut.retire_toggle.value_change
-        records.append(int(dut.retire.value))
+        await toggle.value_change
+        records.append(int(record.value))
 
 
 @cocotb.test()
@@ -35,7 +37,11 @@ async def launch(dut):
     await RisingEdge(dut.clk)
 
     records: list[int] = []
-    monitor = cocotb.start_soon(_collect(dut, records)) if p.get("trace") else None
+    loads: list[int] = []
+    monitors = []
+    if p.get("trace"):
+        monitors = [cocotb.start_soon(_collect(dut.retire_toggle, dut.retire, records)),
+                    cocotb.start_soon(_collect(dut.load_toggle, dut.load, loads))]
     dut.start.value = 1
     await RisingEdge(dut.clk)
     dut.start.value = 0
@@ -44,7 +50,7 @@ async def launch(dut):
     fired = await First(RisingEdge(dut.done), limit)
     timeout = fired is limit
     await RisingEdge(dut.clk)
-    if monitor is not None:
+    for monitor in monitors:
         monitor.cancel()
     readback = int(p.get("readback", len(p["memory"])))
     memory = await read_words(dut.memory.ram, 0, readback)
@@ -55,4 +61,5 @@ async def launch(dut):
         "mem_error": int(dut.mem_error.value),
         "timeout": bool(timeout),
         "trace": records,
+        "loads": loads,
     })
