@@ -711,11 +711,19 @@ class ComputeUnit(wiring.Component):
         exec_pass = Signal(L)
         m.d.comb += exec_pass.eq(exec_.word_select(pass_, L))
 
-        # VGPR writes of the sequencer, per lane bank; the answers to buffer loads take a
-        # bank's write port in the cycles the sequencer leaves it free (after the FSM)
+        # VGPR writes of the sequencer, per lane bank. They reach the bank a cycle later,
+        # from registers (``fv_q_*``): the ALU's result ends at a flip-flop, not at the block
+        # RAM, and the answers to buffer loads take a bank's write port in the cycles those
+        # registers leave it free (after the FSM). Nothing reads a VGPR the cycle after the
+        # sequencer wrote it (a pass's write is followed by VNEXT before the next VREAD).
         fv_addr = [Signal.like(vbank_w[j].addr, name=f"fv_addr{j}") for j in range(L)]
         fv_data = [Signal(32, name=f"fv_data{j}") for j in range(L)]
         fv_en = Signal(L)
+        fv_q_addr = [Signal.like(vbank_w[j].addr, name=f"fv_q_addr{j}") for j in range(L)]
+        fv_q_data = [Signal(32, name=f"fv_q_data{j}") for j in range(L)]
+        fv_q_en = Signal(L)
+        m.d.sync += [fv_q_en.eq(fv_en), *(fv_q_addr[j].eq(fv_addr[j]) for j in range(L)),
+                     *(fv_q_data[j].eq(fv_data[j]) for j in range(L))]
 
         def vwrite(j, reg, value, en=1, s=slot, p=pass_):
             return [fv_addr[j].eq(vaddr(s, reg, p)), fv_data[j].eq(value), fv_en[j].eq(en)]
@@ -892,7 +900,7 @@ class ComputeUnit(wiring.Component):
                          vm_answers.w_data.eq(rsp.payload.data),
                          vm_answers.w_en.eq(rsp.valid & vm_pending),
                          vm_retire.eq(vm_tags.r_rdy & (vm_tag.zero | vm_answers.r_rdy) &
-                                      (vm_tag.store | ~fv_en.any())),
+                                      (vm_tag.store | ~fv_q_en.any())),
                          vm_tags.r_en.eq(vm_retire),
                          vm_answers.r_en.eq(vm_retire & ~vm_tag.zero)]
             # s_waitcnt vmcnt: a wave's tags not yet retired (per dword, so conservative: an
@@ -1713,7 +1721,7 @@ class ComputeUnit(wiring.Component):
                 m.d.comb += [vbank_w[j].addr.eq(vm_waddr), vbank_w[j].data.eq(vm_wdata),
                              vbank_w[j].en.eq(1)]
             with m.Else():
-                m.d.comb += [vbank_w[j].addr.eq(fv_addr[j]), vbank_w[j].data.eq(fv_data[j]),
-                             vbank_w[j].en.eq(fv_en[j])]
+                m.d.comb += [vbank_w[j].addr.eq(fv_q_addr[j]),
+                             vbank_w[j].data.eq(fv_q_data[j]), vbank_w[j].en.eq(fv_q_en[j])]
 
         return m
