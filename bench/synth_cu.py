@@ -1,7 +1,8 @@
 """Area and Fmax of a compute unit: Yosys for ECP5 and Xilinx 7-series, nextpnr for ECP5.
 
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
-                             [--no-pnr] [--no-fp] [--freq MHZ] [--seed N] [--timeout SECONDS]
+                             [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
+                             [--timeout SECONDS]
 
 Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
 ``--config``) to Verilog, synthesizes it with :func:`gpgpu_hdl.synth.synthesize`, places and
@@ -123,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds allowed for each tool run (default: no limit)")
     parser.add_argument("--cache-dir", type=Path, default=ROOT / "build" / "synth")
+    parser.add_argument("--no-share", action="store_true",
+                        help="ECP5: keep Yosys' share pass from merging multipliers and shifters "
+                             "that are never busy together (more DSPs, higher Fmax)")
     args = parser.parse_args(argv)
 
     try:
@@ -147,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []          # (target, area, timing or None)
     try:
         for target in targets:
+            share = not (args.no_share and target == "ecp5")
             area = synthesize(text, TOP, target, cache_dir=args.cache_dir,
-                              progress=progress, timeout=args.timeout)
+                              progress=progress, timeout=args.timeout, share=share)
             cached = " (cached)" if area.cached else ""
-            print(f"\n{target}: yosys {area.tool}, `{SYNTH_COMMANDS[target].format(top=TOP)}`, "
+            flow = SYNTH_COMMANDS[target].format(top=TOP) + ("" if share else ", without share")
+            print(f"\n{target}: yosys {area.tool}, `{flow}`, "
                   f"{area.seconds:.0f} s{cached}")
             if target == "ecp5":
                 print(f"  {'LUT4':>7} {'FF':>7} {'EBR':>5} {'DSP':>5} {'CCU2C':>6} "

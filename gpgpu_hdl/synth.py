@@ -51,8 +51,9 @@ from .sim.verilator import _locked, _status
 from .toolchain import atomic_write
 
 __all__ = [
-    "TARGETS", "SYNTH_COMMANDS", "ECP5_DEVICES", "SynthError", "AreaReport", "PnrReport",
-    "Progress", "synthesize", "place_and_route", "count_cells",
+    "TARGETS", "SYNTH_COMMANDS", "ECP5_COARSE_NO_SHARE", "synth_command", "ECP5_DEVICES",
+    "SynthError", "AreaReport", "PnrReport", "Progress", "synthesize", "place_and_route",
+    "count_cells",
 ]
 
 #: The Yosys synthesis command run for each target (``{top}`` is replaced by the top module).
@@ -66,6 +67,37 @@ SYNTH_COMMANDS = {
     "xilinx": "synth_xilinx -family xc7 -flatten -noiopad -noclkbuf -top {top}",
 }
 TARGETS = tuple(SYNTH_COMMANDS)
+
+#: ``synth_ecp5``'s coarse step (Yosys 0.70, ``help synth_ecp5`` for the ECP5 family) without
+#: ``share``. That pass merges multipliers and shifters that are never active in the same cycle
+#: (the scalar ALU's, a lane's, the LDS address's) into one, behind multiplexers selected by
+#: the sequencer's state, which saves DSPs and costs Fmax: see docs/synth.md.
+#: ``tests/test_synth.py`` checks the list against the installed Yosys' help. With ``share``
+#: put back, Yosys' log shows the same passes in the same order as ``synth_ecp5`` and the
+#: same multiplier templates; the cell counts agree within 0.3 % (a 1-lane unit: 13,293
+#: LUT4 against 13,257, equal FF and DSP), since auto-generated names, and so the order of
+#: ABC's input, differ.
+ECP5_COARSE_NO_SHARE = (
+    "proc -latches error", "check", "flatten", "tribuf -logic", "deminout", "opt_expr", "check",
+    "opt_clean", "opt -nodffe -nosdff", "fsm", "opt", "wreduce", "peepopt", "opt_clean",
+    "techmap -map +/cmp2lut.v -D LUT_WIDTH=4", "opt_expr", "opt_clean",
+    "techmap -map +/mul2dsp.v -D DSP_A_MAXWIDTH=18 -D DSP_B_MAXWIDTH=18 -D DSP_A_MINWIDTH=2 "
+    "-D DSP_B_MINWIDTH=2 -D DSP_NAME=$__MUL18X18", "techmap -map +/lattice/dsp_map_18x18.v",
+    "alumacc", "opt", "memory -nomap", "opt_clean")
+
+
+def synth_command(target: str, share: bool = True) -> str:
+    """The Yosys commands :func:`synthesize` runs for ``target`` (``{top}`` is the top module);
+    ``share=False`` (ECP5 only) runs ``synth_ecp5``'s steps around its coarse step and
+    :data:`ECP5_COARSE_NO_SHARE` for it."""
+    if target not in SYNTH_COMMANDS:
+        raise SynthError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    if share:
+        return SYNTH_COMMANDS[target]
+    if target != "ecp5":
+        raise SynthError("share=False is only available for the ecp5 target")
+    flow = SYNTH_COMMANDS["ecp5"]
+    return "\n".join([f"{flow} -run :coarse", *ECP5_COARSE_NO_SHARE, f"{flow} -run map_ram:"])
 
 #: nextpnr-ecp5 device options by part name.
 ECP5_DEVICES = {
@@ -472,7 +504,7 @@ def _stat_cells(stat: dict, top: str) -> dict[str, int]:
 
 def synthesize(verilog: str, top: str, target: str = "ecp5", *,
                cache_dir: Path | str = Path("build/synth"), progress: Progress | None = None,
-               timeout: float | None = None) -> AreaReport:
+               timeout: float | None = None, share: bool = True) -> AreaReport:
     """Synthesize ``verilog`` (top module ``top``) for ``target``; return its mapped cells.
 
     Parameters
@@ -494,6 +526,10 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
         result.
     timeout : float, optional
         Seconds of wall time before Yosys is killed and :class:`SynthError` raised.
+    share : bool
+        Let Yosys' ``share`` pass merge mutually exclusive multipliers and shifters (the
+        default, fewer DSPs); ``False`` (ECP5 only) keeps them apart, which is faster
+        (:func:`synth_command`).
 
     Raises
     ------
@@ -501,8 +537,7 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
         Yosys failed (its ``ERROR:`` lines and the end of its log are in the message), timed
         out, or the arguments are invalid.
     """
-    if target not in SYNTH_COMMANDS:
-        raise SynthError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    command = synth_command(target, share)
     if not _IDENT.fullmatch(top):
         raise SynthError(f"top must be a plain Verilog identifier, not {top!r}")
     if not isinstance(verilog, str):
@@ -511,7 +546,7 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
     netlist = "netlist.json" if target == "ecp5" else None
     script = "\n".join([
         "read_verilog design.v",
-        SYNTH_COMMANDS[target].format(top=top) + (f" -json {netlist}" if netlist else ""),
+        command.format(top=top) + (f" -json {netlist}" if netlist else ""),
         "tee -q -o stat.json stat -json",
         "",
     ])
@@ -523,7 +558,7 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
         (tmp / "synth.ys").write_text(script)
         log = tmp / "yosys.log"
         seconds = _run([*cmd, "-q", "-l", log.name, "-s", "synth.ys"], cwd=tmp, log=log,
-                       what=f"yosys: {SYNTH_COMMANDS[target].split()[0]}", timeout=timeout,
+                       what=f"yosys: {command.split()[0]}", timeout=timeout,
                        progress=progress, stage=_yosys_stage)
         try:
             stat = json.loads((tmp / "stat.json").read_text())

