@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -77,18 +78,12 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
     Fields are cut out of each packed record by the offsets of
     :data:`~gpgpu_hdl.cu.core.TraceLayout` (a record is over 9000 bits; going through
     ``Layout.from_bits`` costs milliseconds a record)."""
-    from amaranth.hdl import Shape
-
     from ..cu.core import TraceLayout
     from ..isa.decoder import SCALAR_NAMES
 
-    def field(name: str) -> tuple[int, int]:
-        f = TraceLayout[name]
-        return f.offset, (1 << Shape.cast(f.shape).width) - 1
-
-    scalars = {n: field(n) for n in ("slot", "wave", "pc", "inst", "exec", "s_code", "s_count",
-                                     "v_reg", "v_count", "v_late", "scc", "mode", "exec_after",
-                                     "vcc_after")}
+    scalars = _field_masks(TraceLayout, ("slot", "wave", "pc", "inst", "exec", "s_code",
+                                         "s_count", "v_reg", "v_count", "v_late", "scc", "mode",
+                                         "exec_after", "vcc_after"))
     group_at = TraceLayout["group"].offset
     s_at = TraceLayout["s_data"].offset
     v_at = TraceLayout["v_data"].offset
@@ -126,14 +121,17 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
     return out
 
 
+def _field_masks(layout: Any, names: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(bit offset, mask) of each named field of a struct layout, to cut packed ints."""
+    from amaranth.hdl import Shape
+    return {n: (layout[n].offset, (1 << Shape.cast(layout[n].shape).width) - 1) for n in names}
+
+
 def _landed_loads(loads: list[int]) -> dict[int, list[tuple[str, int, int]]]:
     """Load events per wave slot, as (register, lane, value), the first last (to pop)."""
-    from amaranth.hdl import Shape
-
     from ..cu.core import LoadTraceLayout
 
-    at = {n: (LoadTraceLayout[n].offset, (1 << Shape.cast(LoadTraceLayout[n].shape).width) - 1)
-          for n in ("slot", "reg", "lane", "value")}
+    at = _field_masks(LoadTraceLayout, ("slot", "reg", "lane", "value"))
     per_slot: dict[int, list[tuple[str, int, int]]] = {}
     for value in loads:
         f = {n: (value >> off) & mask for n, (off, mask) in at.items()}
