@@ -231,6 +231,49 @@ def test_loads_retire_at_issue_and_s_waitcnt_holds_the_wave(soc):
     assert cycles[True] - cycles[False] > latency // 2, cycles
 
 
+def _two_loads(vmcnt: int) -> bytes:
+    """A wave loads ``buf[lane]`` into v3 and ``buf[64 + lane]`` into v6, waits with
+    ``s_waitcnt vmcnt(vmcnt)``, copies both (what it reads then), and stores the copies to
+    ``buf[128 + lane]`` and ``buf[192 + lane]``."""
+    from gpgpu_hdl.toolchain import assemble_kernel
+    lines = ["s_load_dwordx2 s[4:5], s[0:1], 0x0", "v_lshlrev_b32 v1, 2, v0",
+             "v_mov_b32 v2, 0", "v_mov_b32 v3, 0", "v_mov_b32 v6, 0", "s_mov_b32 s6, 0",
+             "s_mov_b32 s7, 0xf000", "s_waitcnt lgkmcnt(0)",
+             "buffer_load_dword v3, v[1:2], s[4:7], 0 addr64",
+             "buffer_load_dword v6, v[1:2], s[4:7], 0 addr64 offset:256",
+             f"s_waitcnt vmcnt({vmcnt})", "v_mov_b32 v7, v6", "v_mov_b32 v4, v3",
+             "buffer_store_dword v4, v[1:2], s[4:7], 0 addr64 offset:512",
+             "buffer_store_dword v7, v[1:2], s[4:7], 0 addr64 offset:768", "s_endpgm"]
+    return assemble_kernel("\n".join(lines) + "\n", "two_loads",
+                           kernarg_segment_byte_size=8, workitem_vgpr_count=8)
+
+
+def test_s_waitcnt_vmcnt_counts_instructions(soc):
+    """``s_waitcnt vmcnt(1)`` after two loads waits for the first load only, as on SI: its
+    register is complete (as on the golden model), while the second load's last lanes are still
+    in flight when the wave reads the registers. ``vmcnt(0)`` waits for both."""
+    a = np.arange(64, dtype=np.uint32) * 3 + 11
+    b = np.arange(64, dtype=np.uint32) * 5 + 7
+    dev = soc(cus=1, prefetch=False, clocks=(50, 50), mem_latency=400)
+    emu = Device("emu")
+    for vmcnt in (0, 1):
+        buf = emu.array(np.concatenate([a, b, np.zeros(128, np.uint32)]))
+        emu.load_bytes(_two_loads(vmcnt)).two_loads(buf, global_size=(64,), local_size=(64,))
+        assert np.array_equal(buf.numpy()[128:], np.concatenate([a, b]))
+    got = {}
+    for vmcnt in (0, 1):
+        buf = dev.array(np.concatenate([a, b, np.zeros(128, np.uint32)]))
+        dev.load_bytes(_two_loads(vmcnt)).two_loads(buf, global_size=(64,), local_size=(64,))
+        got[vmcnt] = np.asarray(buf.numpy())[128:]
+    assert np.array_equal(got[0], np.concatenate([a, b]))
+    assert np.array_equal(got[1][:64], a)
+    # the second load's lanes still in flight (the last VMEM_QUEUE, as after one load) read
+    # v6's old 0; a count of dwords would have waited for all but one
+    stale = got[1][64:] != b
+    assert np.array_equal(stale, np.arange(64) >= 64 - VMEM_QUEUE), got[1][64:]
+    assert not got[1][64:][stale].any()
+
+
 def _rtl_ready(case) -> bool:
     from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
     from gpgpu_hdl.isa.codeobj import CodeObject

@@ -11,10 +11,10 @@ inline constants, literals), and executes on the scalar ALU, the ``lanes`` integ
 per operand dword per pass so single-read-port RAMs suffice), the LDS, or the memory port.
 
 The sequencer runs one instruction at a time. Buffer loads and stores stream their requests
-(up to ``VMEM_QUEUE`` in flight, answers tagged with where they go). A load retires once its
-data is in the VGPRs; a store retires once its requests are out, and the wave goes on while
-the memory answers: each wave counts its stores in flight, ``s_waitcnt vmcnt(n)`` holds the
-wave (others run) until at most ``n`` remain, and a launch is done only when none remain.
+(up to ``VMEM_QUEUE`` in flight, answers tagged with where they go). Loads and stores retire
+once their requests are out, and the wave goes on while the memory answers: each wave counts
+its buffer instructions in flight, ``s_waitcnt vmcnt(n)`` holds the wave (others run) until
+at most ``n`` remain, a wave ends only when none remain, and so does a launch.
 Scalar loads, atomics and LDS accesses complete before the next instruction, so the other
 ``s_waitcnt`` counters are always satisfied. Waves interleave at instruction granularity, and
 several workgroups are resident when slots and LDS allow.
@@ -307,7 +307,7 @@ class ComputeUnit(wiring.Component):
         w_mode = warr("w_mode", 10)
         w_grp = warr("w_grp", 4)
         w_wave = warr("w_wave", 5)
-        w_vmcnt = warr("w_vmcnt", (VMEM_QUEUE).bit_length())    # buffer accesses in flight
+        w_vmcnt = warr("w_vmcnt", (VMEM_QUEUE).bit_length())    # buffer instructions in flight
         w_hold = warr("w_hold", 1)          # held by s_waitcnt until w_vmcnt <= w_hold_n
         w_hold_n = warr("w_hold_n", 4)
         G = W                                # group contexts
@@ -886,7 +886,7 @@ class ComputeUnit(wiring.Component):
             tag_layout = data.StructLayout({
                 "slot": max(1, (W - 1).bit_length()), "reg": 8,
                 "pass_": max(1, (P - 1).bit_length()), "lane": max(1, log_l),
-                "lo": 2, "size": 3, "signed": 1, "store": 1, "zero": 1})
+                "lo": 2, "size": 3, "signed": 1, "store": 1, "zero": 1, "last": 1})
             m.submodules.vm_tags = vm_tags = fifo.SyncFIFO(width=tag_layout.size,
                                                            depth=VMEM_QUEUE)
             m.submodules.vm_answers = vm_answers = fifo.SyncFIFO(width=32, depth=VMEM_QUEUE)
@@ -903,11 +903,13 @@ class ComputeUnit(wiring.Component):
                                       (vm_tag.store | ~fv_q_en.any())),
                          vm_tags.r_en.eq(vm_retire),
                          vm_answers.r_en.eq(vm_retire & ~vm_tag.zero)]
-            # s_waitcnt vmcnt: a wave's tags not yet retired (per dword, so conservative: an
-            # instruction in flight has at least one)
+            # s_waitcnt vmcnt counts instructions, as on SI: each buffer instruction's last tag
+            # says so (``last``; an instruction that sends nothing for its last lane leaves a
+            # marker tag, ``store`` and ``zero``, which writes nothing), and tags retire in
+            # order, so a wave's instructions in flight are its ``last`` tags not yet retired
             for i in range(W):
-                m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + (vm_tags.w_en & (slot == i))
-                                          - (vm_retire & (vm_tag.slot == i)))
+                m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + (vm_tags.w_en & vm_tag_in.last & (slot == i))
+                                          - (vm_retire & vm_tag.last & (vm_tag.slot == i)))
             m.d.comb += [vm_waddr.eq(vaddr(vm_tag.slot, vm_tag.reg, vm_tag.pass_)),
                          vm_wdata.eq(Mux(vm_tag.zero, 0,
                                          extract(vm_answers.r_data, vm_tag.lo, vm_tag.size,
@@ -1511,8 +1513,17 @@ class ComputeUnit(wiring.Component):
                     is_load = ctl.mem == MemKind.LOAD
                     step = Signal()         # this lane's dword mem_k is dealt with
                     next_lane = Signal()
+                    final = (mem_lane == L - 1) & (pass_ == P - 1)      # the instruction's last
+                    m.d.comb += vm_tag_in.slot.eq(slot)
                     with m.If(~lane_on | (~b_ok & ~is_load)):
-                        m.d.comb += next_lane.eq(1)         # out of range: a store does nothing
+                        # out of range: a store does nothing. The last lane leaves a marker
+                        # for vmcnt instead.
+                        with m.If(final):
+                            m.d.comb += [vm_tag_in.store.eq(1), vm_tag_in.zero.eq(1),
+                                         vm_tag_in.last.eq(1), vm_tags.w_en.eq(vm_tags.w_rdy),
+                                         next_lane.eq(vm_tags.w_rdy)]
+                        with m.Else():
+                            m.d.comb += next_lane.eq(1)
                     with m.Else():
                         addr = b_word_addr
                         wdata = Array(lane_v[2 + k] for k in range(4))[mem_k]
@@ -1521,11 +1532,12 @@ class ComputeUnit(wiring.Component):
                                      req.payload.write.eq(~is_load),
                                      req.payload.data.eq(wdata << (addr[0:2] << 3)),
                                      req.payload.mask.eq(byte_mask(addr))]
-                        m.d.comb += [vm_tag_in.slot.eq(slot), vm_tag_in.reg.eq(f_vdata + mem_k),
+                        m.d.comb += [vm_tag_in.reg.eq(f_vdata + mem_k),
                                      vm_tag_in.pass_.eq(pass_), vm_tag_in.lane.eq(mem_lane),
                                      vm_tag_in.lo.eq(addr[0:2]), vm_tag_in.size.eq(ctl.size),
                                      vm_tag_in.signed.eq(ctl.signed),
-                                     vm_tag_in.store.eq(~is_load), vm_tag_in.zero.eq(~b_ok)]
+                                     vm_tag_in.store.eq(~is_load), vm_tag_in.zero.eq(~b_ok),
+                                     vm_tag_in.last.eq(final & (mem_k + 1 >= ctl.dwords))]
                         with m.If(vm_tags.w_rdy & (~b_ok | req.ready)):
                             m.d.comb += [vm_tags.w_en.eq(1), step.eq(1)]
                     with m.If(step):
