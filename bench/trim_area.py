@@ -9,9 +9,8 @@ for the kernel and the untrimmed unit of the same configuration go through Yosys
 (``synth_ecp5``, and ``synth_xilinx`` with ``--xilinx``); the table gives LUT4, FF, EBR and DSP
 of each and the reduction, then the averages over the kernels (SCRATCH's figure to beat:
 36 % LUTs, 41 % FFs). Every run is cached under ``--cache-dir``, so an interrupted table resumes
-where it stopped. The default unit (2 lanes, FP32 included) takes Yosys a few minutes per
-kernel on two cores; ``--config lanes=1,...`` gives a quicker table (the reductions depend on
-the configuration).
+where it stopped. The default unit (1 lane, FP32 included) takes Yosys about 8 minutes, each
+trimmed unit one or two; the reductions depend on the configuration (``--config lanes=2``).
 """
 
 from __future__ import annotations

@@ -101,9 +101,11 @@ class CuConfig:
     ----------
     lanes : int
         Lanes per VALU (1, 2, ..., 64); a wave64 instruction takes ``64 // lanes`` passes.
-        The default, 2, leaves an LFE5U-85F room to spare with the whole FP32 unit in every
-        lane (one lane's FP unit is about 8,700 LUT4 and 8 multipliers; 8 lanes with FP32
-        would need more LUTs than the device has, see ``docs/synth.md``).
+        The default, 1, leaves an LFE5U-85F room to spare with the whole FP32 unit: 48 % of
+        its LUT sites, 31 % of its multipliers, and nextpnr routes it at about 20 MHz. Each
+        lane carries its own integer ALU and FP32 unit (about 16,600 LUT4 more per lane); the
+        2-lane unit places at 74 % of the LUT sites but nextpnr cannot route it, and 8 lanes
+        with FP32 do not fit (``docs/synth.md``).
     valus : int
         Vector ALUs sharing the issue stage (1 to 4).
     wave_slots : int
@@ -124,7 +126,7 @@ class CuConfig:
         FPGA the configuration must fit (a key of :data:`DEVICES`).
     """
 
-    lanes: int = 2
+    lanes: int = 1
     valus: int = 1
     wave_slots: int = 8
     vgprs: int = 64

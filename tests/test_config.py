@@ -14,10 +14,9 @@ def test_default_fits_ecp5_85f_with_room():
     cfg = CuConfig()
     assert cfg.is_full and len(cfg.profile) == len(TABLE)
     assert cfg.passes == 64 // cfg.lanes
-    # independent estimate: 8 slots x 64 VGPRs x 64 lanes x 4 bytes over 2 lane banks
-    assert cfg.lanes == 2
-    per_bank = 8 * 64 * 64 * 4 // 2
-    vgpr_ebr = 2 * -(-per_bank // 2048)
+    # independent estimate: 8 slots x 64 VGPRs x 64 lanes x 4 bytes in one lane bank
+    assert cfg.lanes == 1
+    vgpr_ebr = -(-8 * 64 * 64 * 4 // 2048)
     assert cfg.resources().vgpr_ebr == vgpr_ebr
     assert cfg.resources().ebr <= DEVICES["LFE5U-85F"].ebr // 2
 

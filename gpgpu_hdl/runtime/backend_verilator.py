@@ -232,8 +232,8 @@ def _record_differences(x: dict, y: dict) -> list[str]:
 
 
 #: Verilator arguments of the compute unit's model (built with ``visibility="top"``, so that
-#: Verilator may optimise everything below the harness's ports). On the 2-lane default unit
-#: (2-core machine, loaded): -O1 compiled in 23-52 s and simulated 36-92 thousand cycles/s;
+#: Verilator may optimise everything below the harness's ports). On the 2-lane unit (2-core
+#: machine, loaded): -O1 compiled in 23-52 s and simulated 36-92 thousand cycles/s;
 #: -O0 with every signal public, as before, 53 s and 1.8 thousand cycles/s; -O2 88 s and no
 #: faster than -O1. ``--output-split`` lets make compile the C++ files in parallel.
 MODEL_ARGS: tuple[str, ...] = ("-CFLAGS", "-O1", "--output-split", "20000")
