@@ -231,14 +231,16 @@ def test_loads_retire_at_issue_and_s_waitcnt_holds_the_wave(soc):
     assert cycles[True] - cycles[False] > latency // 2, cycles
 
 
-def _two_loads(vmcnt: int) -> bytes:
+def _two_loads(vmcnt: int, last_lane_off: bool = False) -> bytes:
     """A wave loads ``buf[lane]`` into v3 and ``buf[64 + lane]`` into v6, waits with
     ``s_waitcnt vmcnt(vmcnt)``, copies both (what it reads then), and stores the copies to
-    ``buf[128 + lane]`` and ``buf[192 + lane]``."""
+    ``buf[128 + lane]`` and ``buf[192 + lane]``; ``last_lane_off``: lane 63 sits it out."""
     from gpgpu_hdl.toolchain import assemble_kernel
     lines = ["s_load_dwordx2 s[4:5], s[0:1], 0x0", "v_lshlrev_b32 v1, 2, v0",
              "v_mov_b32 v2, 0", "v_mov_b32 v3, 0", "v_mov_b32 v6, 0", "s_mov_b32 s6, 0",
              "s_mov_b32 s7, 0xf000", "s_waitcnt lgkmcnt(0)",
+             *(["v_cmp_ne_u32_e32 vcc, 63, v0", "s_and_b64 exec, exec, vcc"]
+               if last_lane_off else []),
              "buffer_load_dword v3, v[1:2], s[4:7], 0 addr64",
              "buffer_load_dword v6, v[1:2], s[4:7], 0 addr64 offset:256",
              f"s_waitcnt vmcnt({vmcnt})", "v_mov_b32 v7, v6", "v_mov_b32 v4, v3",
@@ -272,6 +274,15 @@ def test_s_waitcnt_vmcnt_counts_instructions(soc):
     stale = got[1][64:] != b
     assert np.array_equal(stale, np.arange(64) >= 64 - VMEM_QUEUE), got[1][64:]
     assert not got[1][64:][stale].any()
+
+    # an instruction whose last lane sends nothing still counts (a marker tag ends it)
+    want = np.concatenate([a, b, a, b])
+    want[[128 + 63, 192 + 63]] = 0
+    for backend in (emu, dev):
+        buf = backend.array(np.concatenate([a, b, np.zeros(128, np.uint32)]))
+        backend.load_bytes(_two_loads(0, last_lane_off=True)).two_loads(
+            buf, global_size=(64,), local_size=(64,))
+        assert np.array_equal(buf.numpy(), want)
 
 
 def _rtl_ready(case) -> bool:
