@@ -113,3 +113,15 @@ def test_decode_trace_lands_late_load_data_in_its_load():
     # a launch that stopped before the data landed keeps what the record had
     (cut,) = decode_trace([records[0]], loads[:1])
     assert cut["vgpr"]["v10"][0] == values[1, 10, 0] and cut["vgpr"]["v10"][5] == 0xDEAD
+    assert "stray" not in cut and not any("stray" in r for r in (first, other, second))
+
+    # data for a register the load does not write, and data no load claims, are reported
+    from gpgpu_hdl.runtime.backend_verilator import compare_traces
+    (odd,) = decode_trace([records[0]], [event(1, 12, 0, 7), *loads])
+    assert odd["stray"][0] == ("v12", 0, 7)
+    assert set(odd["stray"][1:]) == {("v11", 5, values[1, 11, 5]), ("v10", 63, later),
+                                     ("v4", 3, slot2[3]), ("v4", 2, slot2[2])}
+    emu = {k: v for k, v in odd.items() if k != "stray"}
+    assert compare_traces([emu], [emu]) == []
+    found = [str(p) for p in compare_traces([emu], [odd])]
+    assert found and all("matches no register" in p for p in found), found

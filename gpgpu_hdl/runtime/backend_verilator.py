@@ -73,7 +73,9 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
     A buffer load retires before its data lands; ``loads`` are the packed
     :data:`~gpgpu_hdl.cu.core.LoadTraceLayout` events that bring it, in the order they were
     written. Each wave slot's events belong to its loads in commit order, one per lane in
-    ``exec`` and dword (an out-of-range lane's 0 is an event too).
+    ``exec`` and dword (an out-of-range lane's 0 is an event too). An event for a register the
+    load does not write, or one left over after a slot's last load, goes into that record's
+    ``"stray"`` list (``(register, lane, value)``), which :func:`compare_traces` reports.
 
     Fields are cut out of each packed record by the offsets of
     :data:`~gpgpu_hdl.cu.core.TraceLayout` (a record is over 9000 bits; going through
@@ -90,6 +92,7 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
     lanes = TraceLayout["v_data"].shape.elem_shape.length
     landed = _landed_loads(loads or [])
     out = []
+    last_load: dict[int, dict] = {}         # per wave slot, its latest load record
     for value in records:
         t = {n: (value >> off) & mask for n, (off, mask) in scalars.items()}
         rec: dict[str, Any] = {"wg": [(value >> (group_at + 32 * k)) & 0xFFFFFFFF
@@ -108,7 +111,9 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
             words = np.frombuffer(raw, dtype="<u4").reshape(t["v_count"], lanes)
             for k in range(t["v_count"]):
                 vgpr[f"v{t['v_reg'] + k}"] = words[k].tolist()
+        rec["vgpr"] = vgpr
         if t["v_late"]:
+            last_load[t["slot"]] = rec
             events = landed.get(t["slot"], [])
             for _ in range(t["exec"].bit_count() * t["v_count"]):
                 if not events:
@@ -116,8 +121,14 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
                 reg, lane, word = events.pop()
                 if reg in vgpr:
                     vgpr[reg][lane] = word
-        rec["vgpr"] = vgpr
+                else:
+                    rec.setdefault("stray", []).append((reg, lane, word))
         out.append(rec)
+    for slot, events in landed.items():
+        if events and slot in last_load:
+            last_load[slot].setdefault("stray", []).extend(reversed(events))
+        elif events and out:
+            out[-1].setdefault("stray", []).extend(reversed(events))
     return out
 
 
@@ -228,6 +239,9 @@ def _record_differences(x: dict, y: dict) -> list[str]:
             out.append(f"{reg} emulator {value:#x} RTL {got:#x}")
     if "scc" in x and x["scc"] != y["scc"]:
         out.append(f"SCC emulator {x['scc']} RTL {y['scc']}")
+    for reg, lane, value in y.get("stray", [])[:4]:
+        out.append(f"RTL load data {value:#x} for {reg} lane {lane} matches no register of "
+                   f"this wave's loads")
     return out
 
 
