@@ -10,8 +10,8 @@ hash of its Verilog.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -124,11 +124,10 @@ def decode_trace(records: list[int], loads: list[int] | None = None) -> list[dic
                 else:
                     rec.setdefault("stray", []).append((reg, lane, word))
         out.append(rec)
-    for slot, events in landed.items():
-        if events and slot in last_load:
-            last_load[slot].setdefault("stray", []).extend(reversed(events))
-        elif events and out:
-            out[-1].setdefault("stray", []).extend(reversed(events))
+    for slot, events in landed.items():       # events no load of their slot claimed
+        owner = last_load.get(slot, out[-1] if out else None)
+        if events and owner is not None:
+            owner.setdefault("stray", []).extend(reversed(events))
     return out
 
 
