@@ -8,9 +8,9 @@
 5. the compute unit trimmed for the kernel (`trim KERNEL.bin -o cu.v`): audited Verilog, the
    parts kept and dropped and why (`--area` adds Yosys area, base against trimmed: minutes);
 6. the kernel run on the golden-model emulator through the host runtime, then on the trimmed
-   unit's RTL under Verilator (`Device("verilator", profile=[...])`, built once and cached),
-   then the whole reference suite (every example kernel and more) on the emulator, checked
-   against PoCL.
+   unit's RTL under Verilator (`Device("verilator", profile=trim_config([...]))`, built once
+   and cached), then the whole reference suite (every example kernel and more) on the emulator,
+   checked against PoCL.
 
 Outputs go to --out (default build/demo).
 """
@@ -89,6 +89,7 @@ def main() -> int:
 
     if args.kernel == "vecadd":
         from gpgpu_hdl.runtime import Device
+        from trimmer.policy import trim_config
 
         print("\n=== vecadd on the golden-model emulator (gpgpu_hdl.runtime)")
         res = run_vecadd(Device("emu"), binary)
@@ -97,7 +98,7 @@ def main() -> int:
         print(f"{res.instructions} wave-instructions in {res.waves} waves, {res.counts}")
         print("\n=== vecadd on the trimmed compute unit's RTL (Verilator; the first run "
               "builds the model, a few minutes)", flush=True)
-        res = run_vecadd(Device("verilator", profile=[str(binary)]), binary)
+        res = run_vecadd(Device("verilator", profile=trim_config([binary])), binary)
         if res is None:
             return 1
         print(f"{res.instructions} wave-instructions in {res.cycles:,} cycles (VALU busy "

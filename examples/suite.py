@@ -12,7 +12,7 @@ validates the PoCL side itself. :data:`CASES` lists them all; ``case.id`` is a p
     ok, detail = suite.compare(case, ref, got)
 
 Outside ``examples/``, load the module by path under a unique name registered in
-``sys.modules`` (the dataclasses need it), as ``tests/test_pocl_reference.py`` does.
+``sys.modules`` (the dataclasses need it), as ``tests/examples/test_pocl_reference.py`` does.
 
 Comparison rules
 ----------------

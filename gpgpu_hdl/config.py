@@ -12,11 +12,10 @@ illegal instruction that traps.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .cu.shifter import SHIFTER_STYLES
 from .errors import GpgpuError
 from .isa.table import TABLE
 
@@ -24,6 +23,10 @@ __all__ = ["ConfigError", "CuConfig", "Resources", "DEVICES", "SHIFTER_STYLES"]
 
 _POWERS_OF_TWO_TO_64 = (1, 2, 4, 8, 16, 32, 64)
 _EBR_BYTES = 2048            # one ECP5 EBR: 18 Kbit, 16 Kbit of data in x32 or x16 modes
+
+#: The values the configuration's shifter style may take: a barrel shifter, or the eGPU
+#: shifter built on the multiplier (:mod:`gpgpu_hdl.cu.shifter`).
+SHIFTER_STYLES = ("barrel", "multiplier")
 
 
 class ConfigError(GpgpuError, ValueError):
@@ -106,8 +109,6 @@ class CuConfig:
         lane carries its own integer ALU and FP32 unit (about 16,600 LUT4 more per lane); the
         2-lane unit places at 74 % of the LUT sites but nextpnr cannot route it, and 8 lanes
         with FP32 do not fit (``docs/synth.md``).
-    valus : int
-        Vector ALUs sharing the issue stage (1 to 4).
     wave_slots : int
         Wavefront contexts held by the unit (1 to 40); more hide more latency.
     vgprs : int
@@ -127,7 +128,6 @@ class CuConfig:
     """
 
     lanes: int = 1
-    valus: int = 1
     wave_slots: int = 8
     vgprs: int = 64
     sgprs: int = 104
@@ -139,7 +139,6 @@ class CuConfig:
 
     def __post_init__(self) -> None:
         _choice("lanes", self.lanes, _POWERS_OF_TWO_TO_64)
-        _range("valus", self.valus, 1, 4)
         _range("wave_slots", self.wave_slots, 1, 40)
         _range("vgprs", self.vgprs, 4, 256, 4)
         _range("sgprs", self.sgprs, 8, 104, 8)
@@ -189,8 +188,8 @@ class CuConfig:
 
     def resources(self) -> Resources:
         """Block RAM the register files and memories need. The VGPR file is banked per lane
-        (``lanes * valus`` banks, each holding its lanes' registers of every wave slot)."""
-        banks = self.lanes * self.valus
+        (``lanes`` banks, each holding its lane's registers of every wave slot)."""
+        banks = self.lanes
         vgpr_bytes = self.wave_slots * self.vgprs * 64 * 4
         return Resources(vgpr_ebr=_ebrs(vgpr_bytes, banks),
                          sgpr_ebr=_ebrs(self.wave_slots * self.sgprs * 4),

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .isa.codeobj import KernelCodeHeader
+from .isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS, KernelCodeHeader
 
 __all__ = ["Dispatch", "Workgroup", "WaveStart", "workgroups", "wave_start", "dispatch_packet",
-           "scratch_descriptor", "WAVE_SIZE"]
+           "scratch_descriptor", "dispatch_fields", "WAVE_SIZE"]
 
 WAVE_SIZE = 64
 
@@ -176,3 +176,28 @@ def dispatch_packet(d: Dispatch, kernel_object: int = 0) -> bytes:
     return struct.pack("<HHHHHHIIIIIQQQQ", 0, dims, *d.local, 0, *d.grid,
                        d.header.workitem_private_segment_byte_size, d.lds_bytes,
                        kernel_object, d.kernarg_address, 0, 0)
+
+
+def dispatch_fields(d, code_dwords: int, group_limit: int) -> dict:
+    """The values of the compute unit's dispatch fields (:data:`gpgpu_hdl.cu.core.DispatchLayout`)
+    for a launch: the host-side packing of ``d`` for the hardware dispatcher, whose
+    ``code_dwords`` words of code are loaded and which runs at most ``group_limit`` workgroups
+    at once."""
+    h = d.header
+    return {
+        "code_address": d.code_address, "code_dwords": code_dwords,
+        "kernarg_address": d.kernarg_address, "packet_address": d.packet_address,
+        "scratch_address": d.scratch_address if h.workitem_private_segment_byte_size else 0,
+        "scratch_wave_bytes": d.scratch_wave_bytes,
+        "grid": list(d.grid), "local": list(d.local), "group_counts": list(d.group_counts),
+        "lds_bytes": d.lds_bytes, "group_limit": group_limit,
+        "mode": (h.float_mode & 0xFF) | (h.dx10_clamp << 8) | (h.ieee_mode << 9),
+        "user_sgpr_count": h.user_sgpr_count,
+        "user_enables": sum(getattr(h, f"enable_sgpr_{n}") << i
+                            for i, (n, _) in enumerate(USER_SGPR_SLOTS)),
+        "system_enables": sum(getattr(h, bit) << i
+                              for i, (_, bit) in enumerate(SYSTEM_SGPR_SLOTS)),
+        "vgpr_ids": h.enable_vgpr_workitem_id,
+        "private_segment_size": h.workitem_private_segment_byte_size,
+        "private_element_size": h.private_element_size,
+    }

@@ -47,8 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import GpgpuError
-from .sim.verilator import _locked, _status
-from .toolchain import atomic_write
+from .toolchain import atomic_write, exit_status, locked
 
 __all__ = [
     "TARGETS", "SYNTH_COMMANDS", "ECP5_COARSE_NO_SHARE", "synth_command", "ECP5_DEVICES",
@@ -411,7 +410,7 @@ def _run(cmd: list[str], *, cwd: Path, log: Path, what: str, timeout: float | No
     seconds = time.monotonic() - start
     if proc.returncode != 0:
         errors = _errors(log) or stderr.decode(errors="replace").strip()
-        raise SynthError(f"{what} failed ({_status(proc.returncode)}):\n{errors}\n"
+        raise SynthError(f"{what} failed ({exit_status(proc.returncode)}):\n{errors}\n"
                          f"last lines of its log:\n{_tail(log)}")
     if progress is not None:
         progress(f"{what.split(':')[0]}: done", seconds)
@@ -447,7 +446,7 @@ class _Entry:
         if report is not None:
             return report, True
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / f".{self.name}.lock"):
+        with locked(self.root / f".{self.name}.lock"):
             report = self.load()        # another process finished it while we waited
             if report is not None:
                 return report, True

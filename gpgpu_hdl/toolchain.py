@@ -11,10 +11,13 @@ The tool names can be overridden with the environment variables ``GPGPU_CLANG`` 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import ToolchainError
@@ -78,6 +81,27 @@ def _run(cmd: list[str], what: str, stdin: str | None = None) -> subprocess.Comp
         first = next((line for line in msg if "error" in line), msg[0] if msg else "")
         raise ToolchainError(f"{what} failed: {first}")
     return proc
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive ``fcntl.flock`` lock on ``path`` (created if missing) for the block,
+    so that processes building the same cached artefact do it one at a time."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def exit_status(returncode: int) -> str:
+    """How a child process ended, for messages: ``"exited with status 2"`` or ``"was killed
+    by SIGKILL"``."""
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-returncode).name}"
+    return f"exited with status {returncode}"
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:

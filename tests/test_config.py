@@ -23,7 +23,6 @@ def test_default_fits_ecp5_85f_with_room():
 
 @pytest.mark.parametrize("field, value, message", [
     ("lanes", 3, "lanes must be one of 1, 2, 4, 8, 16, 32, 64, not 3"),
-    ("valus", 0, "valus must be an integer from 1 to 4"),
     ("wave_slots", 41, "wave_slots must be an integer from 1 to 40"),
     ("vgprs", 30, "vgprs must be an integer from 4 to 256 and a multiple of 4, not 30"),
     ("sgprs", 112, "sgprs must be an integer from 8 to 104"),

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
@@ -24,7 +25,7 @@ from gpgpu_hdl.errors import GpgpuError
 
 from .profile import Profile
 
-__all__ = ["TrimError", "Decision", "Trim", "part_members", "trim"]
+__all__ = ["TrimError", "Decision", "Trim", "part_members", "trim", "trim_config"]
 
 
 class TrimError(GpgpuError):
@@ -216,3 +217,31 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
         decisions.append(Decision(part, bool(users), reason))
     return Trim(profile, base, config, plan, base_plan, tuple(decisions), sizing,
                 {m: tuple(k) for m, k in unsupported.items()})
+
+
+def trim_config(entries: str | Path | Iterable[str | Path],
+                base: CuConfig | None = None) -> CuConfig:
+    """The configuration ``trim`` builds (without ``--keep``/``--drop``) for code objects.
+
+    ``entries`` are code object paths, each optionally narrowed to one of its kernels as
+    ``"path:kernel"``; ``base`` is the unit to trim (default ``CuConfig()``). This is what
+    ``Device("verilator", profile=trim_config([...]))`` simulates.
+    """
+    if isinstance(entries, str | Path):
+        entries = [entries]
+    try:
+        entries = [str(e) for e in entries]
+    except TypeError:
+        raise TrimError(f"trim_config takes code object paths, not {entries!r}") from None
+    kernels = []
+    for entry in entries:
+        path, wanted = entry, None
+        if not Path(entry).exists() and ":" in entry:
+            path, wanted = entry.rsplit(":", 1)
+        found = Profile.from_files([path]).kernels
+        if wanted is not None:
+            found = tuple(k for k in found if k.name == wanted)
+            if not found:
+                raise TrimError(f"{path} has no kernel {wanted!r}")
+        kernels += found
+    return trim(Profile(tuple(kernels)), base).config

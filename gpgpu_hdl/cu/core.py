@@ -27,7 +27,7 @@ a locked read followed by the write of the new value.
 import struct
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, memory, stream, wiring
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
@@ -76,7 +76,7 @@ class MemoryPortSignature(wiring.Signature):
                           "rsp": In(stream.Signature(MemResponse))})
 
 
-#: What the host hands the dispatcher for one launch (see :func:`dispatch_fields`).
+#: What the host hands the dispatcher for one launch (:func:`gpgpu_hdl.dispatch.dispatch_fields`).
 DispatchLayout = data.StructLayout({
     "code_address": 32,
     "code_dwords": 16,
@@ -99,7 +99,9 @@ DispatchLayout = data.StructLayout({
 })
 
 
-class TrapCause:
+class TrapCause(enum.IntEnum, shape=3):
+    """Why a wave stopped the launch (the ``cause`` of :data:`TrapLayout`)."""
+
     NONE = 0
     ILLEGAL = 1       # instruction outside the profile / not implemented
     S_TRAP = 2
@@ -129,28 +131,6 @@ TraceLayout = _trace_layout()
 
 #: One dword a buffer load writes to a VGPR (the answer lands after the load has retired).
 LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lane": 6, "value": 32})
-
-
-def dispatch_fields(d, code_dwords: int, group_limit: int) -> dict:
-    """Field values of :data:`DispatchLayout` for a :class:`gpgpu_hdl.dispatch.Dispatch`."""
-    h = d.header
-    return {
-        "code_address": d.code_address, "code_dwords": code_dwords,
-        "kernarg_address": d.kernarg_address, "packet_address": d.packet_address,
-        "scratch_address": d.scratch_address if h.workitem_private_segment_byte_size else 0,
-        "scratch_wave_bytes": d.scratch_wave_bytes,
-        "grid": list(d.grid), "local": list(d.local), "group_counts": list(d.group_counts),
-        "lds_bytes": d.lds_bytes, "group_limit": group_limit,
-        "mode": (h.float_mode & 0xFF) | (h.dx10_clamp << 8) | (h.ieee_mode << 9),
-        "user_sgpr_count": h.user_sgpr_count,
-        "user_enables": sum(getattr(h, f"enable_sgpr_{n}") << i
-                            for i, (n, _) in enumerate(USER_SGPR_SLOTS)),
-        "system_enables": sum(getattr(h, bit) << i
-                              for i, (_, bit) in enumerate(SYSTEM_SGPR_SLOTS)),
-        "vgpr_ids": h.enable_vgpr_workitem_id,
-        "private_segment_size": h.workitem_private_segment_byte_size,
-        "private_element_size": h.private_element_size,
-    }
 
 
 def _field(fmt: Format | Encoding, name: str, word: Signal):

@@ -36,6 +36,8 @@ from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from ..config import SHIFTER_STYLES
+
 __all__ = [
     "SHIFTER_STYLES",
     "ShiftOp",
@@ -45,10 +47,6 @@ __all__ = [
     "mul_shift_operands",
     "mul_shift_result",
 ]
-
-#: The values the configuration's shifter style may take, in the order documented.
-SHIFTER_STYLES = ("barrel", "multiplier")
-
 
 class ShiftOp(enum.Enum, shape=2):
     """Operation selector of a shifter.

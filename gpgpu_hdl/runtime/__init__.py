@@ -5,9 +5,12 @@
 >>> prog = dev.load("examples/kernels/vecadd.bin")        # doctest: +SKIP
 """
 
-from .device import (BACKENDS, ArgumentError, BackendError, Buffer, Device, Kernel,
-                     KernelResult, LoadedProgram, LocalMemory, NDRangeError,
+from .backends import BACKENDS
+from .device import Buffer, Device, Kernel, LoadedProgram, LocalMemory
+from .errors import (ArgumentError, BackendError, IllegalInstruction, NDRangeError, RtlTrap,
                      UnknownKernelError)
+from .result import KernelResult
 
 __all__ = ["Device", "Buffer", "LocalMemory", "LoadedProgram", "Kernel", "KernelResult",
-           "ArgumentError", "NDRangeError", "UnknownKernelError", "BackendError", "BACKENDS"]
+           "ArgumentError", "NDRangeError", "UnknownKernelError", "BackendError", "RtlTrap",
+           "IllegalInstruction", "BACKENDS"]

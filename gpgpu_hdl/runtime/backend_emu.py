@@ -8,8 +8,17 @@ from typing import Any
 from ..dispatch import Dispatch
 from ..emu import CommitTrace, Emulator, Memory, Program
 from ..emu.machine import MAX_INSTRUCTIONS
+from .result import KernelResult
 
-__all__ = ["EmuBackend"]
+__all__ = ["EmuBackend", "open_emu"]
+
+
+def open_emu(*, memory_limit: int | None = None, max_instructions: int | None = None,
+             **_timing: Any) -> EmuBackend:
+    """The backend of ``Device("emu", ...)``: 1 GiB of device memory unless ``memory_limit``
+    says otherwise. The options that describe simulated hardware (``config``, ``max_cycles``,
+    ``mem_latency``) mean nothing to the emulator, which has no timing, and are ignored."""
+    return EmuBackend(memory_limit or 1 << 30, max_instructions)
 
 
 class EmuBackend:
@@ -20,7 +29,6 @@ class EmuBackend:
         self.emulator = Emulator(self.memory, max_instructions or MAX_INSTRUCTIONS)
 
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
-        from .device import KernelResult
         if kernel._compiled is None:
             prog = kernel.program
             start = kernel.info.code_offset

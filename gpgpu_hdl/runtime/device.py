@@ -15,36 +15,23 @@ A kernel call lays out the kernarg segment, builds the HSA dispatch packet and a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..config import CuConfig
 from ..dispatch import Dispatch, dispatch_packet
-from ..errors import CodeObjectError, GpgpuError
+from ..errors import CodeObjectError
 from ..isa.codeobj import CodeObject
 from ..isa.codeobj import Kernel as KernelInfo
+from .backends import BACKENDS, open_backend
+from .errors import ArgumentError, BackendError, NDRangeError, UnknownKernelError
 from .kernargs import layout_args, scalar_size_align
+from .result import KernelResult
 
-__all__ = ["Device", "Buffer", "LocalMemory", "LoadedProgram", "Kernel", "KernelResult",
-           "ArgumentError", "NDRangeError", "UnknownKernelError", "BackendError", "BACKENDS"]
-
-
-class ArgumentError(GpgpuError, TypeError):
-    """Wrong number or kind of kernel arguments."""
-
-
-class NDRangeError(GpgpuError, ValueError):
-    """A global/local size that is not valid for the launch."""
-
-
-class UnknownKernelError(GpgpuError, AttributeError):
-    """The code object has no kernel of that name."""
-
-
-class BackendError(GpgpuError, ValueError):
-    """An unknown or unavailable backend."""
+__all__ = ["Device", "Buffer", "LocalMemory", "LoadedProgram", "Kernel"]
 
 
 @dataclass(frozen=True)
@@ -92,32 +79,6 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"<Buffer {self.dtype}{list(self.shape)} at {self.address:#x}>"
-
-
-@dataclass
-class KernelResult:
-    """What a kernel call did.
-
-    ``instructions`` counts wave-instructions; ``counts`` splits them by SCRATCH class and
-    ``by_unit`` by functional unit. ``cycles`` is None on the emulator (it has no timing).
-    ``trace`` holds the commit trace when the call asked for one.
-    """
-
-    kernel: str
-    instructions: int
-    counts: dict[str, int]
-    by_unit: dict[str, int]
-    by_mnemonic: dict[str, int]
-    workgroups: int
-    waves: int
-    seconds: float
-    cycles: int | None = None
-    trace: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def lane_instructions(self) -> int:
-        return 64 * self.instructions
 
 
 def _dims(value: Any, what: str) -> tuple[int, ...]:
@@ -264,35 +225,6 @@ class LoadedProgram:
         return [*super().__dir__(), *self.kernels]
 
 
-BACKENDS = ("emu", "verilator", "board")
-
-
-def _trimmed_config(profile: Any, base: Any) -> Any:
-    """The configuration ``trim`` builds for ``profile``: code object paths, each optionally
-    narrowed to one kernel as ``"path:kernel"``."""
-    from trimmer.policy import trim
-    from trimmer.profile import Profile
-    if isinstance(profile, str | Path):
-        profile = [profile]
-    try:
-        entries = [str(p) for p in profile]
-    except TypeError:
-        raise ArgumentError(f"profile must be a list of code object paths, not "
-                            f"{profile!r}") from None
-    kernels = []
-    for entry in entries:
-        path, wanted = entry, None
-        if not Path(entry).exists() and ":" in entry:
-            path, wanted = entry.rsplit(":", 1)
-        found = Profile.from_files([path]).kernels
-        if wanted is not None:
-            found = tuple(k for k in found if k.name == wanted)
-            if not found:
-                raise UnknownKernelError(f"{path} has no kernel {wanted!r}")
-        kernels += found
-    return trim(Profile(tuple(kernels)), base).config
-
-
 class Device:
     """A compute device: ``Device("emu")`` is the golden-model emulator, ``Device("verilator")``
     the compute unit's RTL simulated by Verilator.
@@ -300,8 +232,8 @@ class Device:
     Parameters
     ----------
     backend : str
-        ``"emu"`` or ``"verilator"``. (``"board"`` is planned; asking for it raises
-        :class:`BackendError`.)
+        ``"emu"`` or ``"verilator"`` (:mod:`gpgpu_hdl.runtime.backends`). (``"board"`` is
+        planned; asking for it raises :class:`BackendError`.)
     memory_limit : int, optional
         Bytes of device memory (default 1 GiB on the emulator, 2 MiB of simulated RAM on
         Verilator).
@@ -320,12 +252,12 @@ class Device:
         1); ``clocks``: ``(cu_mhz, bus_mhz)`` (default ``(50, 50)``); ``prefetch``: the BRAM
         prefetch buffer, ``True`` (32 KiB), ``False`` (none, the default) or its size in
         bytes. Giving any of them selects the SoC; commit traces need the bare unit.
-    profile : list of paths, optional
-        Verilator: simulate the unit trimmed for these code objects (``trim`` without
-        ``--keep``/``--drop``; ``config`` is the base it trims). A kernel that uses an
-        instruction outside the profile stops with
-        :class:`~gpgpu_hdl.runtime.backend_verilator.IllegalInstruction` naming its PC and
-        instruction.
+    profile : CuConfig, optional
+        Verilator: simulate a unit trimmed for a set of kernels, as the trimmer builds it
+        (``trimmer.trim_config(["vecadd.bin", "matmul.bin:matmul_int"], base)``, what ``trim``
+        builds without ``--keep``/``--drop``). A kernel that uses an instruction outside the
+        profile stops with :class:`~gpgpu_hdl.runtime.errors.IllegalInstruction` naming its PC
+        and instruction.
     """
 
     def __init__(self, backend: str = "emu", *, memory_limit: int | None = None,
@@ -342,28 +274,23 @@ class Device:
         if soc and backend != "verilator":
             raise BackendError(f"{', '.join(soc)} describe the simulated SoC; the {backend!r} "
                                "backend has none (use Device('verilator', ...))")
-        if profile is not None and backend != "verilator":
-            raise BackendError(f"profile= trims the compute unit; the {backend!r} backend "
-                               "has none (use Device('verilator', profile=[...]))")
-        if backend == "emu":
-            from .backend_emu import EmuBackend
-            self.backend = EmuBackend(memory_limit or 1 << 30, max_instructions)
-        elif backend == "verilator":
-            from .backend_verilator import VerilatorBackend
-            if profile is not None:
-                config = _trimmed_config(profile, config)
-            common = {"memory_limit": memory_limit or 1 << 21,
-                      "max_cycles": max_cycles or 20_000_000}
-            if soc:
-                from .backend_verilator import SocBackend
-                self.backend = SocBackend(config, **soc, **common,
-                                          mem_latency=10 if mem_latency is None else mem_latency)
-            else:
-                self.backend = VerilatorBackend(
-                    config, **common, mem_latency=2 if mem_latency is None else mem_latency)
-        else:
-            raise BackendError(f"backend {backend!r} is not available in this version; "
-                               f"use 'emu' or 'verilator'")
+        if profile is not None:
+            if backend != "verilator":
+                raise BackendError(f"profile= trims the compute unit; the {backend!r} backend "
+                                   "has none (use Device('verilator', profile=...))")
+            if not isinstance(profile, CuConfig):
+                raise ArgumentError(
+                    f"profile= takes the configuration the trimmer built for the kernels "
+                    f"(trimmer.trim_config([...])), not {type(profile).__name__}")
+            if config is not None:
+                raise ArgumentError("give config= or profile=, not both (trim_config takes "
+                                    "the base configuration)")
+            config = profile
+        options = {"memory_limit": memory_limit, "max_instructions": max_instructions,
+                   "config": config, "max_cycles": max_cycles, "mem_latency": mem_latency,
+                   **soc}
+        self.backend = open_backend(backend, **{k: v for k, v in options.items()
+                                                if v is not None})
         self.memory = self.backend.memory
         self._launch_area = (0, 0)
 

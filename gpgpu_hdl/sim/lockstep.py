@@ -250,7 +250,8 @@ def _slot_name(slot: int) -> str:
 def check(stream: Stream, device: Callable[[], Any]) -> Outcome:
     """Run ``stream`` on ``device()`` and on the emulator; compare traces and registers."""
     from ..runtime import Device
-    from ..runtime.backend_verilator import RtlTrap, compare_traces
+    from ..runtime import RtlTrap
+    from .trace import compare_traces
 
     code = stream.code_object()
     want, emu_res = _run(Device("emu"), stream, code)

@@ -51,9 +51,10 @@ What :func:`build` does to the Verilog
 
 Measurements
 ------------
-On the demo (``tests/sim_demo``: a 2**18 x 32-bit memory in a submodule, a walker reading one
-word every 2 cycles and flipping ``trace_toggle`` per word; ``python tests/sim_demo/bench.py``),
-on a shared 2-core machine (load 1.5-3, so ranges), g++ 12, Verilator 5.048, cocotb 2.1:
+On the demo (``cocotb_tests/sim_demo``: a 2**18 x 32-bit memory in a submodule, a walker
+reading one word every 2 cycles and flipping ``trace_toggle`` per word;
+``python cocotb_tests/sim_demo/bench.py``), on a shared 2-core machine (load 1.5-3, so
+ranges), g++ 12, Verilator 5.048, cocotb 2.1:
 
 =================================================================  =============================
 Amaranth + Yosys: Verilog of the 2**18-word design                 31-40 s (12 s in Amaranth)
@@ -94,7 +95,7 @@ Traps
 * An internal clock and cocotbext-axi do not mix: its bus models sample ``valid``/``ready`` in
   ``RisingEdge`` callbacks, which then see the values from after the edge, so handshakes are
   miscounted (the SoC lost one AXI response in 34). Drive such designs with cocotb's
-  ``Clock`` (:mod:`gpgpu_hdl.sim.soc_tb` does).
+  ``Clock`` (``cocotb_tests/soc_tb.py`` does).
 * A top-level port named like a member of Verilator's C++ model (``trace``, ``eval``, ``final``,
   ``name``...) breaks the C++ compilation; :func:`build` rejects such names up front.
 * ``from __future__ import annotations`` in a module defining ``wiring.Component`` classes
@@ -115,8 +116,6 @@ files and the memory hook files); cocotb writes nothing into the build directory
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import hashlib
 import importlib.machinery
@@ -127,7 +126,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -138,6 +136,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SimulationError
+from ..toolchain import exit_status, locked
 from .cocotb_io import PARAMS_ENV, RESULTS_ENV, hook_names, read_data, write_data
 
 __all__ = [
@@ -502,11 +501,6 @@ def _build_errors(log: Path) -> str:
     return "\n".join(picked[:_LOG_LINES]) if picked else "\n".join(text[-_LOG_LINES:])
 
 
-def _status(returncode: int) -> str:
-    if returncode < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-returncode).name}"
-    return f"exited with status {returncode}"
 
 
 def _test_failures(results_xml: Path) -> tuple[int, list[str]] | None:
@@ -533,14 +527,6 @@ def _test_failures(results_xml: Path) -> tuple[int, list[str]] | None:
 
 # --- builds -------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _complete(directory: Path, toplevel: str) -> bool:
@@ -645,7 +631,7 @@ class VerilatorBuild:
         except _TimedOut:
             problem = f"timed out after {timeout:g} s"
         except _CommandFailed as exc:
-            problem = _status(exc.returncode)
+            problem = exit_status(exc.returncode)
         except SystemExit:
             pass  # the runner exits on failed tests when run under pytest; results.xml tells
 
@@ -738,7 +724,7 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
         return result(True)
     _check_build_tools()
     root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / f".{toplevel}-{final_key}.lock"):
+    with locked(root / f".{toplevel}-{final_key}.lock"):
         if _complete(final, toplevel):  # another process built it while we waited
             return result(True)
         if source is None:
@@ -771,7 +757,7 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
             os.replace(src, failed / src.name)
             shutil.rmtree(tmp, ignore_errors=True)
             raise SimulationError(
-                f"Verilator build of {toplevel} failed ({_status(exc.returncode)}):\n"
+                f"Verilator build of {toplevel} failed ({exit_status(exc.returncode)}):\n"
                 f"{_build_errors(failed / log.name)}\n(log: {failed / log.name})") from None
         (tmp / _MARKER).write_text(json.dumps({
             "toplevel": toplevel, "key": key, "args": args, "versions": versions,

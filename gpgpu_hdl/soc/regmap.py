@@ -957,9 +957,7 @@ def _counter_registers() -> list[tuple[Register, tuple]]:
 
 
 def _trap_causes() -> str:
-    causes = sorted((v, k) for k, v in vars(TrapCause).items()
-                    if k.isupper() and isinstance(v, int))
-    return ", ".join(f"{v} {k.lower()}" for v, k in causes)
+    return ", ".join(f"{c.value} {c.name.lower()}" for c in sorted(TrapCause))
 
 
 def built_mnemonics(config: CuConfig) -> frozenset[str]:
@@ -1018,7 +1016,7 @@ def soc_register_map(config: CuConfig, *, cus: int, prefetch_bytes: int) -> Regi
     ], doc="Identification; these offsets never change.")
     config_block = Block("CONFIG", SOC_BLOCKS["CONFIG"], [
         const("LANES", config.lanes, "Lanes per VALU (`CuConfig.lanes`)"),
-        const("VALUS", config.valus, "Vector ALUs per compute unit (`CuConfig.valus`)"),
+        const("VALUS", 1, "Vector ALUs per compute unit (one)"),
         const("WAVE_SLOTS", config.wave_slots, "Wave slots per compute unit"),
         const("VGPRS", config.vgprs, "VGPRs per wave"),
         const("SGPRS", config.sgprs, "SGPRs per wave (VCC included)"),
@@ -1131,7 +1129,7 @@ The host finds every offset and bit by name: `regmap.offset("STATUS")`,
 def dispatch_writes(regmap: RegisterMap, fields: Mapping[str, object]) -> list[tuple[int, int]]:
     """The ``(byte offset, value)`` register writes that load a launch: ``fields`` holds the
     :data:`~gpgpu_hdl.cu.core.DispatchLayout` field values, as
-    :func:`gpgpu_hdl.cu.core.dispatch_fields` returns them (arrays as sequences)."""
+    :func:`gpgpu_hdl.dispatch.dispatch_fields` returns them (arrays as sequences)."""
     top = {name for name, _ in DispatchLayout}
     extra = sorted(set(fields) - top)
     missing = sorted(top - set(fields))

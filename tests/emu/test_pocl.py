@@ -8,7 +8,7 @@ examples/suite.py for the bounds and why).
 from __future__ import annotations
 
 import pytest
-from _suite import load_suite
+from tests._suite import load_suite
 
 from gpgpu_hdl.runtime import Device
 

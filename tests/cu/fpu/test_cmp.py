@@ -10,7 +10,7 @@ with each other, plus seeded random bit patterns and random floats, under the fo
 FP_DENORM settings and, for min/max, both IEEE settings.
 
 The simulation harness here (:func:`simulate`, :func:`golden`, :func:`check`) is shared with
-``test_cu_fpu_cvt.py``.
+``test_cvt.py``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """Compute-unit elaboration and the host-to-dispatcher contract (fast checks; the Verilator
-runs against the emulator are in ``test_cu_rtl.py``)."""
+runs against the emulator are in ``tests/sim/test_backend.py``)."""
 
 import pytest
 from amaranth.back import verilog
 
 from gpgpu_hdl.config import CuConfig
-from gpgpu_hdl.cu.core import ComputeUnit, DispatchLayout, dispatch_fields
-from gpgpu_hdl.dispatch import Dispatch
+from gpgpu_hdl.cu.core import ComputeUnit, DispatchLayout
+from gpgpu_hdl.dispatch import Dispatch, dispatch_fields
 from gpgpu_hdl.isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS, CodeObject
 
-from _suite import load_suite
+from tests._suite import load_suite
 
 suite = load_suite()
 
@@ -50,7 +50,7 @@ def test_decode_trace_unpacks_the_trace_layout():
     import random
 
     from gpgpu_hdl.cu.core import TraceLayout
-    from gpgpu_hdl.runtime.backend_verilator import decode_trace
+    from gpgpu_hdl.sim.trace import decode_trace
 
     rng = random.Random(5)
     for s_count, v_count in ((0, 0), (2, 1), (16, 4), (1, 2)):
@@ -80,7 +80,7 @@ def test_decode_trace_lands_late_load_data_in_its_load():
     import random
 
     from gpgpu_hdl.cu.core import LoadTraceLayout, TraceLayout
-    from gpgpu_hdl.runtime.backend_verilator import decode_trace
+    from gpgpu_hdl.sim.trace import decode_trace
 
     rng = random.Random(9)
 
@@ -116,7 +116,7 @@ def test_decode_trace_lands_late_load_data_in_its_load():
     assert "stray" not in cut and not any("stray" in r for r in (first, other, second))
 
     # data for a register the load does not write, and data no load claims, are reported
-    from gpgpu_hdl.runtime.backend_verilator import compare_traces
+    from gpgpu_hdl.sim.trace import compare_traces
     (odd,) = decode_trace([records[0]], [event(1, 12, 0, 7), *loads])
     assert odd["stray"][0] == ("v12", 0, 7)
     assert set(odd["stray"][1:]) == {("v11", 5, values[1, 11, 5]), ("v10", 63, later),

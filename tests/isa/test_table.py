@@ -8,7 +8,7 @@ from pathlib import Path
 from gpgpu_hdl.isa.formats import ENCODING_OF, Format
 from gpgpu_hdl.isa.table import TABLE, OpClass, Unit
 
-REFERENCE = Path(__file__).parent / "data" / "si_opcodes_llvm19.tsv"
+REFERENCE = Path(__file__).parents[1] / "data" / "si_opcodes_llvm19.tsv"
 
 
 def _reference_rows():

@@ -2,7 +2,7 @@
 models, one or more launches per simulator run.
 
 Runs inside the simulator (started by :meth:`gpgpu_hdl.sim.verilator.VerilatorBuild.run`); the
-host side of the exchange is :class:`gpgpu_hdl.runtime.backend_verilator.SocBackend`, which
+host side of the exchange is :class:`gpgpu_hdl.sim.soc_backend.SocBackend`, which
 derives every register offset from the SoC's register map, so nothing here knows the map.
 
 Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):

@@ -1,8 +1,8 @@
 """Trimmed compute units under Verilator (rung 5 of the verification ladder).
 
-``Device("verilator", profile=[...])`` simulates the unit ``trim`` builds for those code
-objects. The unit trimmed for a kernel must run it with outputs and commit trace equal to the
-emulator's; a kernel that needs an instruction outside the profile must stop with
+``Device("verilator", profile=trim_config([...]))`` simulates the unit ``trim`` builds for
+those code objects. The unit trimmed for a kernel must run it with outputs and commit trace
+equal to the emulator's; a kernel that needs an instruction outside the profile must stop with
 ``IllegalInstruction`` at that instruction; a union profile must run all its kernels.
 
 Each trimmed configuration is a separate Verilator build (a few minutes), so the default run
@@ -16,14 +16,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.plan import BuildPlan
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode
-from gpgpu_hdl.runtime import Device
-from gpgpu_hdl.runtime.backend_verilator import IllegalInstruction, compare_traces
+from gpgpu_hdl.runtime import ArgumentError, BackendError, Device, IllegalInstruction
+from gpgpu_hdl.sim.trace import compare_traces
+from trimmer.policy import TrimError, trim_config
 
-from _suite import load_suite
-from test_cu_rtl import _cycle_limit, rtl_ready
+from tests._suite import load_suite
+from tests.sim.test_backend import _cycle_limit, rtl_ready
 
 suite = load_suite()
 _BY_NAME = {c.name: c for c in suite.CASES}
@@ -59,7 +61,7 @@ def _trimmed_cases():
 
 @pytest.mark.parametrize("case", _trimmed_cases())
 def test_unit_trimmed_for_a_kernel_runs_it(case):
-    device = Device("verilator", profile=_entries(case), max_cycles=_cycle_limit(case))
+    device = Device("verilator", profile=trim_config(_entries(case)), max_cycles=_cycle_limit(case))
     config = device.backend.config
     assert not config.is_full
     _check(case, device)
@@ -78,20 +80,21 @@ def test_union_profile_runs_all_its_kernels():
     cases = [_BY_NAME[n] for n in _UNION]
     entries = _union_entries()
     limit = max(_cycle_limit(c) for c in cases)
-    device = Device("verilator", profile=entries, max_cycles=limit)
+    device = Device("verilator", profile=trim_config(entries), max_cycles=limit)
     plan = BuildPlan.of(device.backend.config.profile,
                         lds_bytes=device.backend.config.lds_bytes)
     assert {"lds", "subdword", "vmem"} <= set(plan.kept)
     assert "funnel" in plan.dropped and len(plan.profile) < len(BuildPlan.of(
         Device("verilator").backend.config.profile, lds_bytes=1024).profile)
     for case in cases:
-        _check(case, Device("verilator", profile=entries, max_cycles=limit))
+        _check(case, Device("verilator", profile=trim_config(entries), max_cycles=limit))
 
 
 def test_kernel_outside_the_profile_traps_at_its_first_foreign_instruction():
     # the union unit has the registers maxpool2x2 needs, but not its s_add_i32
     other = _BY_NAME["maxpool2x2"]
-    device = Device("verilator", profile=_union_entries(), max_cycles=_cycle_limit(other))
+    device = Device("verilator", profile=trim_config(_union_entries()),
+                    max_cycles=_cycle_limit(other))
     profile = device.backend.config.profile
     code = CodeObject.load(suite.code_object(other)).kernel(other.kernels[0]).code
     # the kernel's first foreign instruction comes before any branch
@@ -104,13 +107,19 @@ def test_kernel_outside_the_profile_traps_at_its_first_foreign_instruction():
 
 
 def test_profile_is_only_for_the_rtl():
-    from gpgpu_hdl.runtime.device import BackendError
     with pytest.raises(BackendError, match="profile="):
-        Device("emu", profile=["examples/kernels/vecadd.bin"])
+        Device("emu", profile=trim_config(["examples/kernels/vecadd.bin"]))
+
+
+def test_profile_is_a_configuration_the_trimmer_built():
+    with pytest.raises(ArgumentError, match=r"profile= takes the configuration.*trim_config"):
+        Device("verilator", profile=["examples/kernels/vecadd.bin"])
+    with pytest.raises(ArgumentError, match="config= or profile=, not both"):
+        Device("verilator", profile=trim_config(["examples/kernels/vecadd.bin"]),
+               config=CuConfig())
 
 
 def test_profile_naming_a_missing_kernel_is_refused():
-    from gpgpu_hdl.runtime.device import UnknownKernelError
-    with pytest.raises(UnknownKernelError, match="no kernel 'nope'"):
-        Device("verilator", profile=["examples/kernels/vecadd.bin:nope"])
+    with pytest.raises(TrimError, match="no kernel 'nope'"):
+        trim_config(["examples/kernels/vecadd.bin:nope"])
 

@@ -22,8 +22,8 @@ from gpgpu_hdl.isa.randgen import random_instruction
 from gpgpu_hdl.isa.table import TABLE
 from gpgpu_hdl.toolchain import assemble, assemble_text
 
-ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = Path(__file__).parent / "data" / "si_opcodes_llvm19.tsv"
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = Path(__file__).parents[1] / "data" / "si_opcodes_llvm19.tsv"
 KERNELS = sorted((ROOT / "examples" / "kernels").glob("*.bin"))
 
 

@@ -11,9 +11,8 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
-from .core import (ComputeUnit, CountersLayout, DispatchLayout, LoadTraceLayout,
-                   MemoryPortSignature, TraceLayout)
-from .core import TrapLayout
+from ..cu.core import (ComputeUnit, CountersLayout, DispatchLayout, LoadTraceLayout,
+                       MemoryPortSignature, TraceLayout, TrapLayout)
 
 __all__ = ["SimMemory", "SimTop"]
 

@@ -29,7 +29,7 @@ from gpgpu_hdl.soc.regmap import (
     soc_register_map, trap_assignments,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ("aw_first", "w_first", "together")
 
 

@@ -22,9 +22,10 @@ from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode
 from gpgpu_hdl.runtime import Device
-from gpgpu_hdl.runtime.backend_verilator import IllegalInstruction, compare_traces
+from gpgpu_hdl.runtime import IllegalInstruction
+from gpgpu_hdl.sim.trace import compare_traces
 
-from _suite import load_suite
+from tests._suite import load_suite
 
 suite = load_suite()
 

@@ -1,6 +1,6 @@
 """Measure the Verilator/cocotb infrastructure on the demo design (2**18-word memory).
 
-Run: ``.venv/bin/python tests/sim_demo/bench.py [--fresh]`` (``--fresh`` rebuilds in a
+Run: ``.venv/bin/python cocotb_tests/sim_demo/bench.py [--fresh]`` (``--fresh`` rebuilds in a
 temporary directory to time the builds). Figures are documented in
 :mod:`gpgpu_hdl.sim.verilator`.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from sim_demo.design import TOPLEVEL, demo_verilog  # noqa: E402
+from cocotb_tests.sim_demo.design import TOPLEVEL, demo_verilog  # noqa: E402
 
 from gpgpu_hdl.sim.verilator import build  # noqa: E402
 

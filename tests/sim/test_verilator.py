@@ -1,6 +1,6 @@
 """The Verilator/cocotb runner (:mod:`gpgpu_hdl.sim`) on a small demo design.
 
-The demo (``tests/sim_demo``) sums a block of its word memory; ``sim_demo/demo_tb.py`` is the
+The demo (``cocotb_tests/sim_demo``) sums a block of its word memory; ``sim_demo/demo_tb.py`` is the
 cocotb side. One build (cocotb clock, memory hooks) is shared by the test workers through the
 repository's ``build/verilator`` cache; the caching test makes its own build (internal clock,
 no hooks) in a temporary directory, so both clocking styles and both memory access methods run.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_demo.design import TOPLEVEL, demo_verilog
+from cocotb_tests.sim_demo.design import TOPLEVEL, demo_verilog
 
 from gpgpu_hdl.errors import SimulationError
 from gpgpu_hdl.sim.cocotb_io import read_data, write_data
@@ -27,8 +27,8 @@ from gpgpu_hdl.sim.verilator import (
     verilator_env,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO_DIR = Path(__file__).resolve().parent / "sim_demo"
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_DIR = ROOT / "cocotb_tests" / "sim_demo"
 DEPTH = 1 << 12
 TIMEOUT = 60
 

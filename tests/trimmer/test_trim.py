@@ -30,7 +30,7 @@ from trimmer.emit import emit_verilog
 from trimmer.policy import TrimError, part_members, trim
 from trimmer.profile import Profile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "examples" / "kernels"
 SMALL = CuConfig(lanes=1, wave_slots=2)
 SMALL_ARGS = ("--config", "lanes=1", "--config", "wave_slots=2")
@@ -110,7 +110,7 @@ def test_matmul_int_keeps_the_multiplier_and_the_shifter_rides_on_it():
 
 def f64_kernel() -> Path:
     """A code object whose kernel uses FP64, which the compute unit does not build."""
-    from _suite import load_suite
+    from tests._suite import load_suite
     suite = load_suite()
     return suite.code_object(suite.CASES_BY_NAME["scale_f64"])
 

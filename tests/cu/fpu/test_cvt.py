@@ -3,7 +3,7 @@
 
 Each op group runs in one simulation of an :class:`FpCvt` built for that group, one vector
 per cycle, and every result is compared with :data:`VALU_OPS` on the same operands and MODE
-(the harness is the one of ``test_cu_fpu_cmp.py``). Operands per op: the f32 corners (signed
+(the harness is the one of ``test_cmp.py``). Operands per op: the f32 corners (signed
 zeros, ties, denormals, the normal range ends, infinities, NaNs), the boundaries of the
 integer conversions (2**31, 2**32 and their neighbours), of f16 (largest finite, overflow
 threshold, denormal thresholds, rounding ties) and of the byte/16-bit packs, integer corners
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from amaranth.back import rtlil
 from amaranth.sim import Simulator
-from test_cu_fpu_cmp import (
+from tests.cu.fpu.test_cmp import (
     DENORM_MODES, F32_CORNERS, M32, MODES, Vector, check, f32, golden, random_f32, simulate,
 )
 

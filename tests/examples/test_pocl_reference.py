@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _suite import load_suite
+from tests._suite import load_suite
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 suite = load_suite()
 
 from gpgpu_hdl.isa.codeobj import CodeObject  # noqa: E402

@@ -1,4 +1,4 @@
-"""cocotb testbench of :class:`gpgpu_hdl.cu.harness.SimTop`: one launch per simulator run.
+"""cocotb testbench of :class:`gpgpu_hdl.sim.harness.SimTop`: one launch per simulator run.
 
 Runs inside the simulator (started by :meth:`gpgpu_hdl.sim.verilator.VerilatorBuild.run`).
 Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`): ``memory`` (uint32 words loaded from word 0),

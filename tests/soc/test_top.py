@@ -19,10 +19,10 @@ import pytest
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import VMEM_QUEUE
 from gpgpu_hdl.runtime import Device
-from gpgpu_hdl.runtime.backend_verilator import IllegalInstruction, RtlTrap
+from gpgpu_hdl.runtime import IllegalInstruction, RtlTrap
 from gpgpu_hdl.soc.regmap import SOC_ID, SOC_VERSION, built_mnemonics, decode_profile
 
-from _suite import load_suite
+from tests._suite import load_suite
 
 suite = load_suite()
 
