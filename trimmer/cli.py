@@ -3,6 +3,7 @@
     trim K1.bin [K2.bin ...] -o cu.v [--report r.json] [--kernel NAME ...] [--keep PART ...]
          [--drop PART ...] [--full] [--config NAME=VALUE ...] [--lds-bytes N]
          [--allow-unsupported] [--area/--no-area] [--xilinx]
+    trim --full [--drop PART ...] [--config NAME=VALUE ...] -o cu.v      (no kernels)
 
 Profiles the kernels (:mod:`trimmer.profile`), trims the configuration (:mod:`trimmer.policy`),
 emits the Verilog (:mod:`trimmer.emit`), audits its module hierarchy against the build plan
@@ -34,7 +35,7 @@ from gpgpu_hdl.toolchain import atomic_write
 
 from .audit import Audit, Hierarchy, audit
 from .emit import TOP, emit_verilog
-from .policy import Trim, TrimError, part_members, trim
+from .policy import Full, Trim, TrimError, full_unit, part_members, trim
 from .profile import Profile
 
 __all__ = ["TrimError", "parse_config", "select_kernels", "main"]
@@ -343,7 +344,7 @@ def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
 # --- the command ------------------------------------------------------------------------------
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("kernels", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("kernels", nargs=-1, type=click.Path(path_type=str))
 @click.option("-o", "--output", metavar="CU.V",
               help="Write the Verilog of the trimmed compute unit (audited first).")
 @click.option("--report", metavar="R.JSON", help="Write the whole report as JSON.")
@@ -354,9 +355,10 @@ def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
                    f"Parts: {', '.join(PARTS)}.")
 @click.option("--drop", multiple=True, metavar="PART",
               help="Drop this part although kernels need it; their instructions then trap "
-                   "(repeatable).")
+                   "(repeatable). With --full: drop it from the full unit.")
 @click.option("--full", is_flag=True,
-              help="Write the untrimmed unit of the same configuration to -o instead.")
+              help="Write the untrimmed unit of the base configuration to -o instead (less "
+                   "the --drop parts). Needs no kernels.")
 @click.option("--config", "overrides", multiple=True, metavar="NAME=VALUE",
               help="Base configuration (what is trimmed; fields of CuConfig), e.g. "
                    "--config lanes=4 --config wave_slots=2, or --config lanes=4,wave_slots=2.")
@@ -368,8 +370,8 @@ def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
                    "(they trap).")
 @click.option("--area/--no-area", default=False,
               help="Measure base and trimmed area with Yosys for ECP5. Off by default: the "
-                   "default 8-lane base unit takes Yosys 5-10 minutes (results are cached in "
-                   "build/synth under the working directory).")
+                   "default base unit (1 lane, FP32) takes Yosys about 8-10 minutes (results "
+                   "are cached in build/synth under the working directory).")
 @click.option("--xilinx", is_flag=True,
               help="Also measure area for Xilinx 7-series (implies --area; slower).")
 @click.version_option(__version__, prog_name="trim")
@@ -377,12 +379,24 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
                  kernel_names: tuple[str, ...], keep: tuple[str, ...], drop: tuple[str, ...],
                  full: bool, overrides: tuple[str, ...], lds_bytes: str | None,
                  allow_unsupported: bool, area: bool, xilinx: bool) -> None:
-    """Trim a compute unit to what KERNELS (Southern Islands code objects) need."""
+    """Trim a compute unit to what KERNELS (Southern Islands code objects) need, or write the
+    full unit (--full, with or without KERNELS)."""
     for part in (*keep, *drop):
         part_members(part)                        # an unknown part is an error, now
     clash = sorted(set(keep) & set(drop))
     if clash:
         raise TrimError(f"part(s) {', '.join(clash)} given to both --keep and --drop")
+    if full and keep:
+        raise TrimError("--keep with --full: the full unit keeps every part already")
+    if not kernels:
+        if not full:
+            raise TrimError("no kernels given: name the code objects to trim for, or give "
+                            "--full for the untrimmed unit")
+        for option, given in (("--kernel", kernel_names), ("--lds-bytes", lds_bytes),
+                              ("--allow-unsupported", allow_unsupported)):
+            if given:
+                raise TrimError(f"{option} is about kernels, and none were given (the full "
+                                "unit's LDS is --config lds_bytes=N)")
     base = parse_config(overrides)
     lds = _parse_lds(lds_bytes)
     if output and report and Path(output).resolve() == Path(report).resolve():
@@ -390,6 +404,9 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     _check_output(output, "-o")
     _check_output(report, "--report")
     area = area or xilinx
+    if not kernels:
+        _full_command(full_unit(base, drop=drop), output, report, area, xilinx)
+        return
 
     profile = select_kernels(Profile.from_files(kernels), kernel_names)
     out = console()
@@ -407,7 +424,9 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     # the unit written by -o (or, for --area alone, the trimmed one) is audited and printed
     unit = "base" if full else "trimmed"
     units = [u for u in ("trimmed", "base") if u == unit or area] if output or area else []
-    configs = {"trimmed": (t.config, t.plan), "base": (t.base, t.base_plan)}
+    whole = full_unit(t.base, drop=drop) if full else None     # --full writes it as "base"
+    configs = {"trimmed": (t.config, t.plan),
+               "base": (whole.config, whole.plan) if whole else (t.base, t.base_plan)}
     texts: dict[str, str] = {}
     audits: dict[str, Audit] = {}
     with _Status() as status:
@@ -436,6 +455,57 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     else:
         out.print("No Verilog written (give -o cu.v); no area measured (--area).")
     if area:
+        targets = ("ecp5", "xilinx") if xilinx else ("ecp5",)
+        with _Status() as status:
+            data["area"] = measure_area(texts, targets, status)
+        print_area(data["area"], out)
+    if report:
+        write_json(report, data)
+        out.print(f"Wrote {report}")
+
+
+def _full_command(f: Full, output: str | None, report: str | None, area: bool,
+                  xilinx: bool) -> None:
+    """``trim --full`` without kernels: the base unit less the ``--drop`` parts."""
+    out = console()
+    parts = _table("Parts", "part", "decision", "why")
+    for d in f.decisions:
+        parts.add_row(d.part, "kept" if d.kept else "dropped", d.reason)
+    out.print(parts)
+    res = f.config.resources()
+    out.print(f"Full unit: {len(f.plan.profile)} instructions "
+              f"({len(decode_entries(f.plan.profile))} decoder entries), block RAM about "
+              f"{res.ebr} EBR (VGPRs {res.vgpr_ebr}, SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, "
+              f"instructions {res.imem_ebr})")
+    data: dict = {"version": __version__, "files": [], "kernels": [], "keep": [],
+                  "drop": [d.part for d in f.decisions if d.reason == "dropped by --drop"],
+                  "full": True, "profile": None, "trim": None,
+                  "parts": {d.part: {"kept": d.kept, "reason": d.reason} for d in f.decisions},
+                  "resources": {"base": _resources(f.base), "full": _resources(f.config)},
+                  "output": None, "audit": None, "area": None}
+    text = None
+    if output or area:
+        with _Status() as status:
+            status("elaborating the full unit")
+            text = emit_verilog(f.config)
+            status("auditing the full unit's Verilog")
+            checked = audit(text, f.config, f.plan)
+        print_audit(checked, "the full unit", out)
+        data["audit"] = {"full": checked.to_dict()}
+    if output:
+        atomic_write(output, text)
+        data["output"] = {"path": output, "unit": "full", "bytes": len(text.encode()),
+                          "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                          "modules": len(checked.hierarchy.modules)}
+        out.print(f"Wrote {output}: the full unit, {len(text.encode())} bytes, "
+                  f"{len(checked.hierarchy.modules)} modules, audit passed "
+                  f"({len(checked.checks)} checks)")
+    elif not area:
+        out.print("No Verilog written (give -o cu.v); no area measured (--area).")
+    if area:
+        # the base unit against the one written: what --drop saves (the same unit without it)
+        texts = {"base": emit_verilog(f.base) if f.config != f.base else text,
+                 "trimmed": text}
         targets = ("ecp5", "xilinx") if xilinx else ("ecp5",)
         with _Status() as status:
             data["area"] = measure_area(texts, targets, status)

@@ -25,7 +25,8 @@ from gpgpu_hdl.errors import GpgpuError
 
 from .profile import Profile
 
-__all__ = ["TrimError", "Decision", "Trim", "part_members", "trim", "trim_config"]
+__all__ = ["TrimError", "Decision", "Trim", "Full", "part_members", "trim", "full_unit",
+           "trim_config"]
 
 
 class TrimError(GpgpuError):
@@ -217,6 +218,68 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
         decisions.append(Decision(part, bool(users), reason))
     return Trim(profile, base, config, plan, base_plan, tuple(decisions), sizing,
                 {m: tuple(k) for m, k in unsupported.items()})
+
+
+@dataclass(frozen=True)
+class Full:
+    """The untrimmed unit of a base configuration, less whole parts (``trim --full --drop``).
+
+    Attributes
+    ----------
+    base : CuConfig
+        The base configuration.
+    config : CuConfig
+        ``base`` without the dropped parts' instructions (they trap); the LDS goes with the
+        ``lds`` part and the multiplier shifter becomes a barrel shifter with the multiplier,
+        as in :func:`trim`.
+    plan : BuildPlan
+        What ``config`` builds.
+    decisions : tuple of Decision
+        Per part of :data:`PARTS`: kept or dropped, and why.
+    """
+
+    base: CuConfig
+    config: CuConfig
+    plan: BuildPlan
+    decisions: tuple[Decision, ...]
+
+
+def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full:
+    """The unit ``trim --full`` writes: ``base`` untrimmed, less the ``drop`` parts.
+
+    Raises
+    ------
+    TrimError
+        An unknown part, or a configuration that cannot be built without the parts.
+    """
+    base = base if base is not None else CuConfig()
+    drop = tuple(dict.fromkeys(drop))
+    wanted = set(base.profile)
+    for part in drop:
+        wanted -= part_members(part)              # validates the name
+    lds = base.lds_bytes if wanted & LDS_MNEMONICS else 0
+    shifter = base.shifter
+    if drop and "multiplier" not in BuildPlan.of(frozenset(wanted), lds_bytes=lds).users:
+        shifter = "barrel"
+    try:
+        config = dataclasses.replace(base, profile=frozenset(wanted), lds_bytes=lds,
+                                     shifter=shifter) if drop else base
+    except GpgpuError as exc:
+        raise TrimError(f"the unit without {', '.join(drop)} is invalid: {exc}") from None
+    plan = BuildPlan.of(config.profile, lds_bytes=config.lds_bytes)
+    base_plan = BuildPlan.of(base.profile, lds_bytes=base.lds_bytes)
+    decisions = []
+    for part in PARTS:
+        if part in drop:
+            reason = "dropped by --drop"
+        elif part in plan.users:
+            reason = "kept: the full unit"
+        elif part in base_plan.users:
+            reason = "dropped with the parts --drop removes"
+        else:
+            reason = "not in the base unit"
+        decisions.append(Decision(part, part in plan.users, reason))
+    return Full(base, config, plan, tuple(decisions))
 
 
 def trim_config(entries: str | Path | Iterable[str | Path],

@@ -16,7 +16,7 @@ from ..config import ConfigError, CuConfig
 from ..dispatch import Dispatch
 from ..runtime.errors import RtlTrap
 from ..runtime.result import KernelResult
-from .backend import VerilatorBackend, trap_error
+from .cu_backend import VerilatorBackend, trap_error
 
 __all__ = ["SocBackend", "SOC_TESTBENCH", "DEFAULT_PREFETCH_BYTES"]
 

@@ -341,6 +341,44 @@ def test_trim_full_writes_the_untrimmed_unit(tmp_path, trim_in_process, full_tex
     assert "Audit of the base unit" in stdout
 
 
+FP_PARTS = ("fp_add", "fp_mul", "fp_fma", "fp_cmp", "fp_cvt", "fp_trans")
+
+
+def test_trim_full_without_kernels_drops_whole_parts(tmp_path, trim_in_process):
+    """``trim --full --drop ...`` needs no kernel: the base unit without the FP32 unit. Checked
+    against the table (no FPU instruction decodes, every implemented integer one still does)
+    and the Verilog's own hierarchy (no FP module instance anywhere)."""
+    out, report = tmp_path / "int.v", tmp_path / "r.json"
+    drops = [a for p in FP_PARTS for a in ("--drop", p)]
+    code, stdout, err = trim_in_process(*SMALL_ARGS, "--full", *drops, "-o", str(out),
+                                        "--report", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["output"]["unit"] == "full" and data["audit"]["full"]["ok"] is True
+    assert data["drop"] == list(FP_PARTS) and data["kernels"] == []
+    for part in PARTS:
+        assert data["parts"][part]["kept"] is (part not in FP_PARTS), part
+    fpu = {i.mnemonic for i in TABLE if i.unit is Unit.FPU}
+    wanted = {i.mnemonic for i in TABLE if i.unit is not Unit.FPU}
+    kept = BuildPlan.of(frozenset(wanted), lds_bytes=SMALL.lds_bytes).profile
+    text = out.read_text()
+    assert text == emit_verilog(CuConfig(lanes=1, wave_slots=2, profile=kept))
+    hierarchy = parse_verilog(text)
+    assert not [path for path, _ in hierarchy.walk() if "fpu" in path or "fp_" in path]
+    assert not fpu & set(kept) and len(kept) > 300
+    assert "dropped by --drop" in stdout and "Audit of the full unit" in stdout
+
+
+def test_trim_full_with_kernels_writes_the_full_unit_less_the_drops(tmp_path, trim_in_process):
+    out = tmp_path / "cu.v"
+    code, _, err = trim_in_process(str(KERNELS / "vecadd.bin"), *SMALL_ARGS, "--full",
+                                   "--drop", "lds", "--drop", "lds_atomics", "-o", str(out))
+    assert code == 0, err
+    memories = parse_verilog(out.read_text()).memories()
+    assert "lds" not in memories and "imem" in memories
+    assert any(path.startswith("vgpr") for path in memories)
+
+
 def test_trim_kernel_selection(tmp_path, trim_in_process):
     report = tmp_path / "r.json"
     code, _, err = trim_in_process(str(KERNELS / "matmul.bin"), "--kernel",
@@ -392,6 +430,25 @@ BAD_REQUESTS = {
     "report unwritable": (["--report", "/proc/r.json"], "cannot write"),
     "same output twice": (["-o", "{tmp}/x", "--report", "{tmp}/x"], "same file"),
 }
+
+
+FULL_REQUESTS = {
+    "no kernels": ((), "no kernels given"),
+    "keep with full": (("--full", "--keep", "lds"), "keeps every part already"),
+    "lds bytes with full": (("--full", "--lds-bytes", "512"), "--lds-bytes is about kernels"),
+    "kernel with full": (("--full", "--kernel", "vecadd"), "--kernel is about kernels"),
+    "unknown part with full": (("--full", "--drop", "fpu"), "parts are salu"),
+}
+
+
+@pytest.mark.parametrize("case", FULL_REQUESTS, ids=lambda c: c.replace(" ", "_"))
+def test_trim_without_kernels_refuses_bad_requests(case, tmp_path, trim_in_process):
+    args, needle = FULL_REQUESTS[case]
+    code, _, err = trim_in_process(*SMALL_ARGS, *args, "-o", str(tmp_path / "cu.v"))
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("trim: error: "), err
+    assert needle in lines[0]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("case", BAD_REQUESTS, ids=lambda c: c.replace(" ", "_"))
