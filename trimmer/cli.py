@@ -442,19 +442,28 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
             out.print(f"Audit of the {u} unit: passed ({len(audits[u].checks)} checks)")
     if units:
         data["audit"] = {u: a.to_dict() for u, a in audits.items()}
-        checked = audits[unit]
         if output:
-            text = texts[unit]
-            atomic_write(output, text)
-            data["output"] = {"path": output, "unit": unit, "bytes": len(text.encode()),
-                              "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                              "modules": len(checked.hierarchy.modules)}
-            out.print(f"Wrote {output}: the {unit} unit, {len(text.encode())} bytes, "
-                      f"{len(checked.hierarchy.modules)} modules, audit passed "
-                      f"({len(checked.checks)} checks)")
+            data["output"] = _write_unit(output, texts[unit], audits[unit], unit, out)
     else:
         out.print("No Verilog written (give -o cu.v); no area measured (--area).")
-    if area:
+    _finish(data, texts if area else None, xilinx, report, out)
+
+
+def _write_unit(output: str, text: str, checked: Audit, unit: str, out: Console) -> dict:
+    """Write the audited Verilog of ``unit``; what the report says of it."""
+    atomic_write(output, text)
+    size, modules = len(text.encode()), len(checked.hierarchy.modules)
+    out.print(f"Wrote {output}: the {unit} unit, {size} bytes, {modules} modules, audit "
+              f"passed ({len(checked.checks)} checks)")
+    return {"path": output, "unit": unit, "bytes": size,
+            "sha256": hashlib.sha256(text.encode()).hexdigest(), "modules": modules}
+
+
+def _finish(data: dict, texts: dict[str, str] | None, xilinx: bool, report: str | None,
+            out: Console) -> None:
+    """Measure the area of the ``"base"`` and ``"trimmed"`` texts (when given) and write the
+    JSON report (when asked)."""
+    if texts is not None:
         targets = ("ecp5", "xilinx") if xilinx else ("ecp5",)
         with _Status() as status:
             data["area"] = measure_area(texts, targets, status)
@@ -493,26 +502,13 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
         print_audit(checked, "the full unit", out)
         data["audit"] = {"full": checked.to_dict()}
     if output:
-        atomic_write(output, text)
-        data["output"] = {"path": output, "unit": "full", "bytes": len(text.encode()),
-                          "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                          "modules": len(checked.hierarchy.modules)}
-        out.print(f"Wrote {output}: the full unit, {len(text.encode())} bytes, "
-                  f"{len(checked.hierarchy.modules)} modules, audit passed "
-                  f"({len(checked.checks)} checks)")
+        data["output"] = _write_unit(output, text, checked, "full", out)
     elif not area:
         out.print("No Verilog written (give -o cu.v); no area measured (--area).")
-    if area:
-        # the base unit against the one written: what --drop saves (the same unit without it)
-        texts = {"base": emit_verilog(f.base) if f.config != f.base else text,
-                 "trimmed": text}
-        targets = ("ecp5", "xilinx") if xilinx else ("ecp5",)
-        with _Status() as status:
-            data["area"] = measure_area(texts, targets, status)
-        print_area(data["area"], out)
-    if report:
-        write_json(report, data)
-        out.print(f"Wrote {report}")
+    # with --area: the base unit against the one written, what --drop saves
+    texts = {"base": emit_verilog(f.base) if f.config != f.base else text,
+             "trimmed": text} if area else None
+    _finish(data, texts, xilinx, report, out)
 
 
 def main(args: list[str] | None = None) -> None:

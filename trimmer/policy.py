@@ -108,6 +108,17 @@ def _names(mnemonics: Iterable[str], show: int = 3) -> str:
     return ", ".join(names[:show]) + more
 
 
+def _configure(base: CuConfig, what: str, **changes) -> tuple[CuConfig, BuildPlan, BuildPlan]:
+    """``base`` with ``changes``, its build plan and the base's (TrimError, naming ``what``,
+    if the changed configuration is invalid)."""
+    try:
+        config = dataclasses.replace(base, **changes)
+    except GpgpuError as exc:
+        raise TrimError(f"{what} is invalid: {exc}") from None
+    return (config, BuildPlan.of(config.profile, lds_bytes=config.lds_bytes),
+            BuildPlan.of(base.profile, lds_bytes=base.lds_bytes))
+
+
 def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] = (),
          drop: Iterable[str] = (), lds_bytes: int | None = None,
          allow_unsupported: bool = False) -> Trim:
@@ -194,13 +205,9 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
         "base": base.shifter, "trimmed": shifter,
         "reason": "the multiplier stays, so the shifter rides on it" if shifter == "multiplier"
         else "no multiply: a barrel shifter is cheaper than keeping a multiplier for shifts"}
-    try:
-        config = dataclasses.replace(base, profile=frozenset(wanted), vgprs=min(vgprs, base.vgprs),
-                                     lds_bytes=lds, shifter=shifter)
-    except GpgpuError as exc:
-        raise TrimError(f"the trimmed configuration is invalid: {exc}") from None
-    plan = BuildPlan.of(config.profile, lds_bytes=config.lds_bytes)
-    base_plan = BuildPlan.of(base.profile, lds_bytes=base.lds_bytes)
+    config, plan, base_plan = _configure(
+        base, "the trimmed configuration", profile=frozenset(wanted),
+        vgprs=min(vgprs, base.vgprs), lds_bytes=lds, shifter=shifter)
 
     decisions = []
     for part in PARTS:
@@ -261,13 +268,9 @@ def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full
     shifter = base.shifter
     if drop and "multiplier" not in BuildPlan.of(frozenset(wanted), lds_bytes=lds).users:
         shifter = "barrel"
-    try:
-        config = dataclasses.replace(base, profile=frozenset(wanted), lds_bytes=lds,
-                                     shifter=shifter) if drop else base
-    except GpgpuError as exc:
-        raise TrimError(f"the unit without {', '.join(drop)} is invalid: {exc}") from None
-    plan = BuildPlan.of(config.profile, lds_bytes=config.lds_bytes)
-    base_plan = BuildPlan.of(base.profile, lds_bytes=base.lds_bytes)
+    config, plan, base_plan = _configure(
+        base, f"the unit without {', '.join(drop)}", profile=frozenset(wanted) if drop
+        else base.profile, lds_bytes=lds, shifter=shifter)
     decisions = []
     for part in PARTS:
         if part in drop:
