@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run the reference-check suite (examples/suite.py) on a backend and print a table.
+"""Run the reference-check suite (examples/suite/) on a backend and print a table.
 
 Usage::
 
