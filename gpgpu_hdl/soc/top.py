@@ -34,9 +34,10 @@ from ..cu.grid import GridWalker
 from .axi import Axi4Signature, AxiLiteSignature, BusResponse
 from .axi_master import AxiMaster
 from .cdc import VALUE_STAGES, AsyncStream, PulseCrossing
+from .axil_registers import AxiLiteRegisters
 from .memsys import MemorySystem
-from .regmap import AxiLiteRegisters, counters_assignments, dispatch_assignments
-from .regmap import soc_register_map, trap_assignments
+from .regmap import counters_assignments, dispatch_assignments, soc_register_map
+from .regmap import trap_assignments
 
 __all__ = ["SocTop", "SocTrapLayout"]
 
