@@ -1,4 +1,4 @@
-"""The Verilator/cocotb runner (:mod:`gpgpu_hdl.sim`) on a small demo design.
+"""Verilator builds and cocotb runs (:mod:`gpgpu_hdl.sim.verilator`) of a small demo design.
 
 The demo (``cocotb_tests/sim_demo``) sums a block of its word memory; ``sim_demo/demo_tb.py`` is the
 cocotb side. One build (cocotb clock, memory hooks) is shared by the test workers through the
@@ -19,13 +19,8 @@ from cocotb_tests.sim_demo.design import TOPLEVEL, demo_verilog
 
 from gpgpu_hdl.errors import SimulationError
 from gpgpu_hdl.sim.cocotb_io import read_data, write_data
-from gpgpu_hdl.sim.verilator import (
-    add_internal_clock,
-    build,
-    prepare_verilog,
-    strip_zero_memory_init,
-    verilator_env,
-)
+from gpgpu_hdl.sim.verilator import build
+from gpgpu_hdl.sim.verilog_edit import prepare_verilog
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_DIR = ROOT / "cocotb_tests" / "sim_demo"
@@ -84,13 +79,6 @@ def shared_sim():
 
 # --- without a simulator ------------------------------------------------------------------
 
-def test_verilator_env():
-    env = verilator_env()
-    root = Path(env["VERILATOR_ROOT"])
-    assert (root / "bin" / "verilator").is_file()
-    assert env["PATH"].split(":")[0] == str(root / "bin")
-
-
 def test_exchange_files_roundtrip(tmp_path):
     data = {"a": np.arange(5, dtype=np.uint32), "b": [{"c": np.eye(2)}, (1, 2)], "d": "x",
             "e": np.int64(7)}
@@ -106,30 +94,6 @@ def test_exchange_files_roundtrip(tmp_path):
         write_data({"k": {1: 2}}, tmp_path / "y.json")
     with pytest.raises(TypeError, match=r"set cannot be passed"):
         write_data({"k": {1, 2}}, tmp_path / "y.json")
-
-
-def test_strip_zero_memory_init():
-    verilog = _verilog()
-    stripped = strip_zero_memory_init(verilog)
-    assert "mem[0] = 32'd0;" in verilog and "mem[0] = " not in stripped
-    assert len(stripped) < len(verilog) // 10
-    mixed = "  initial begin\n    m[0] = 8'h00;\n    m[1] = 8'h05;\n  end\n"
-    assert strip_zero_memory_init(mixed) == mixed
-
-
-def test_transformation_errors():
-    verilog = _verilog()
-    with pytest.raises(SimulationError, match=r"no module 'other'"):
-        prepare_verilog(verilog, "other")
-    with pytest.raises(SimulationError, match=r"has no port 'clock'"):
-        add_internal_clock(verilog, TOPLEVEL, "clock")
-    with pytest.raises(SimulationError, match=r"not a 1-bit input"):
-        add_internal_clock(verilog, TOPLEVEL, "base")
-    with pytest.raises(SimulationError, match=r"dotted Verilog identifiers"):
-        prepare_verilog(verilog, TOPLEVEL, memories=["gmem/mem"])
-    clash = verilog.replace("trace_data", "trace")
-    with pytest.raises(SimulationError, match=r"port\(s\) trace of 'sum_demo' clash"):
-        prepare_verilog(clash, TOPLEVEL)
 
 
 def test_build_error_is_reported(tmp_path):
