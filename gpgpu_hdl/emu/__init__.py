@@ -3,8 +3,10 @@
 - :class:`Emulator` runs a :class:`~gpgpu_hdl.dispatch.Dispatch` of a :class:`Program`
   against a device :class:`Memory`, optionally recording a :class:`CommitTrace`.
 - Semantics: :mod:`.salu` (scalar), :mod:`.valu_ops` and :mod:`.fp` (vector integer and
-  floating point), :mod:`.lsu` (memory). ``SUPPORTED_MNEMONICS`` lists the table entries it
-  executes.
+  floating point; ``valu_ops`` gathers the topic modules :mod:`.valu_int`, :mod:`.valu_float`,
+  :mod:`.valu_convert`, :mod:`.valu_divide` and :mod:`.valu_compare`, which register through
+  :mod:`.valu_common`), :mod:`.lsu` (memory). ``SUPPORTED_MNEMONICS`` lists the table entries
+  it executes.
 
 Most users go through :mod:`gpgpu_hdl.runtime` (``Device("emu")``) instead.
 """

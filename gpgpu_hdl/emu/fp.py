@@ -83,7 +83,7 @@ Division helpers
     one means the denominator was scaled up) and ``-64`` (``-128``) with VCC and
     ``|S2| < 2``. They are defined so that the exact sequences LLVM 19 emits for f32 and f64
     division give the correctly rounded quotient (with f32 denormals flushed or kept); the
-    case list is in :mod:`gpgpu_hdl.emu.valu_ops`. These ops flush like any float op.
+    case list is in :mod:`gpgpu_hdl.emu.valu_divide`. These ops flush like any float op.
 Other definitions
     ``v_sin/cos_f32`` accept [-256, 256] revolutions (AMD's documented range); beyond it sin
     gives +0 and cos 1.0 (CLRX states [-1, 1] for GCN 1.0; LLVM always reduces first).
