@@ -9,12 +9,12 @@ legality and the whole control word. Entries outside a profile must decode as il
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.decode import FORMAT_TAG, DecodedLayout, Decoder, control
 from gpgpu_hdl.isa.decoder import decode_one
 from gpgpu_hdl.isa.randgen import random_instruction
 from gpgpu_hdl.isa.table import TABLE
+from tests.simulation import simulate
 
 
 def _cases(seed: int = 1):
@@ -37,9 +37,7 @@ def _run(decoder: Decoder, cases):
             results.append((info, e64, raw, ctx.get(decoder.format),
                             ctx.get(decoder.ctl.as_value()), ctx.get(decoder.size64)))
 
-    sim = Simulator(decoder)
-    sim.add_testbench(tb)
-    sim.run()
+    simulate(decoder, tb)
     return results
 
 

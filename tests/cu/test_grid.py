@@ -6,9 +6,9 @@ import itertools
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.grid import GridWalker
+from tests.simulation import simulate
 
 
 def _walk(counts, local, seed, stop_after=None):
@@ -37,10 +37,7 @@ def _walk(counts, local, seed, stop_after=None):
                 break
         assert ctx.get(dut.done)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, clock=1e-6)
     return got
 
 

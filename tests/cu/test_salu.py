@@ -18,7 +18,6 @@ import pytest
 from amaranth.back import verilog
 from amaranth.hdl import Cat, Fragment, Shape, Signal
 from amaranth.lib import enum
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.multiplier import MulUnit
 from gpgpu_hdl.cu.salu import SALU_ALU_OPS, SALU_CORE_OPS, SaluOp, ScalarAlu
@@ -29,8 +28,10 @@ from gpgpu_hdl.emu.wave import Wave
 from gpgpu_hdl.isa.decoder import decode_one
 from gpgpu_hdl.isa.formats import ENCODING_OF, Format
 from gpgpu_hdl.isa.table import TABLE, Unit
+from tests.bits import M32, M64, mask
+from tests.simulation import Vector, simulate
 
-M16, M32, M64 = 0xFFFF, 0xFFFF_FFFF, (1 << 64) - 1
+M16 = 0xFFFF
 N_RANDOM = 64
 SHIFT_OPS = tuple(m for m in SALU_ALU_OPS if m.split("_")[1] in ("lshl", "lshr", "ashr", "bfe"))
 SCC_READERS = tuple(m for m in SALU_ALU_OPS if "scc" in TABLE.by_mnemonic(m).reads)
@@ -47,10 +48,6 @@ class Outputs(NamedTuple):
     write_exec: int
 
 
-def _mask(bits: int) -> int:
-    return (1 << bits) - 1
-
-
 def operand_bits(name: str) -> tuple[int, int]:
     """Bits of ``a`` and ``b`` that the operation reads (0: the port is ignored)."""
     info = TABLE.by_mnemonic(name)
@@ -65,9 +62,11 @@ def operand_bits(name: str) -> tuple[int, int]:
     return info.src0.bits, 0
 
 
-def reference(name: str, a: int, b: int, scc: int, exec_mask: int) -> Outputs:
-    """The ALU outputs the golden model implies for port values ``a``, ``b``, ``scc_in``,
-    ``exec_in`` (the binding documented by :class:`ScalarAlu`)."""
+def reference(v: Vector) -> Outputs:
+    """The ALU outputs the golden model implies for the port values ``a`` = ``v.src0``,
+    ``b`` = ``v.src1``, ``scc_in`` = ``v.cin``, ``exec_in`` = ``v.exec_mask`` (the binding
+    documented by :class:`ScalarAlu`)."""
+    name, a, b, scc, exec_mask = v.name, v.src0, v.src1, v.cin, v.exec_mask
     info = TABLE.by_mnemonic(name)
     if name in SAVEEXEC_OPS:
         new = SAVEEXEC_OPS[name](a, exec_mask)
@@ -80,11 +79,11 @@ def reference(name: str, a: int, b: int, scc: int, exec_mask: int) -> Outputs:
         b_value = simm if unsigned else sext(simm, 16) & M32
         a_value = a & M32
     else:
-        a_value, b_value = a & _mask(a_bits), b & _mask(b_bits)
+        a_value, b_value = a & mask(a_bits), b & mask(b_bits)
     d, new_scc = SALU_OPS[name](a_value, b_value, scc, bits)
     write_d = int(d is not None and info.dst is not None)
     write_scc = int("scc" in info.writes and new_scc is not None)
-    return Outputs(d & _mask(info.dst.bits) if write_d else None, write_d,
+    return Outputs(d & mask(info.dst.bits) if write_d else None, write_d,
                    new_scc if write_scc else scc, write_scc, exec_mask, 0)
 
 
@@ -92,14 +91,6 @@ def reference(name: str, a: int, b: int, scc: int, exec_mask: int) -> Outputs:
 
 CORNERS = (0, 1, M32, M64, 0x8000_0000, 0x7FFF_FFFF, 1 << 63, M64 >> 1)
 SIMM16 = (0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x8001, 0xFFFE, 0x0100)
-
-
-class Vector(NamedTuple):
-    name: str
-    a: int
-    b: int
-    scc: int
-    exec_mask: int
 
 
 def _random_value(rng: random.Random) -> int:
@@ -154,14 +145,15 @@ def vectors(name: str, rng: random.Random) -> list[Vector]:
             x, y, exec_mask = x, rng.getrandbits(64), y
         else:
             # junk in the port bits the operation does not read
-            x |= rng.getrandbits(64) & ~_mask(a_bits) & M64
-            y |= rng.getrandbits(64) & ~_mask(b_bits) & M64
+            x |= rng.getrandbits(64) & ~mask(a_bits) & M64
+            y |= rng.getrandbits(64) & ~mask(b_bits) & M64
             exec_mask = rng.getrandbits(64)
         scc = rng.getrandbits(1)
         if name in SCC_READERS:
-            out += [Vector(name, x, y, 0, exec_mask), Vector(name, x, y, 1, exec_mask)]
+            out += [Vector(name, x, y, cin=0, exec_mask=exec_mask),
+                    Vector(name, x, y, cin=1, exec_mask=exec_mask)]
         else:
-            out.append(Vector(name, x, y, scc, exec_mask))
+            out.append(Vector(name, x, y, cin=scc, exec_mask=exec_mask))
     return out
 
 
@@ -221,17 +213,17 @@ def run_program_step(v: Vector) -> Outputs:
     info = TABLE.by_mnemonic(v.name)
     wave = _TracingWave(None, None, (0, 0, 0), 0)
     regs = [0] * 128
-    regs[_A_REG], regs[_A_REG + 1] = v.a & M32, v.a >> 32
-    regs[_B_REG], regs[_B_REG + 1] = v.b & M32, v.b >> 32
+    regs[_A_REG], regs[_A_REG + 1] = v.src0 & M32, v.src0 >> 32
+    regs[_B_REG], regs[_B_REG + 1] = v.src1 & M32, v.src1 >> 32
     regs[_EXEC], regs[_EXEC + 1] = v.exec_mask & M32, v.exec_mask >> 32
     if info.format is Format.SOPK:
-        regs[_D_REG] = v.a & M32               # the SDST register is the first operand
+        regs[_D_REG] = v.src0 & M32            # the SDST register is the first operand
     elif v.name.startswith("s_bitset"):
-        regs[_D_REG], regs[_D_REG + 1] = v.b & M32, v.b >> 32   # read-modify-write
+        regs[_D_REG], regs[_D_REG + 1] = v.src1 & M32, v.src1 >> 32   # read-modify-write
     wave.s = _Registers(regs)
-    wave.scc = v.scc
+    wave.scc = v.cin
     wave.scc_written = False
-    step = compile_instruction(decode_one(_encode(v.name, v.b & M16)), 0)
+    step = compile_instruction(decode_one(_encode(v.name, v.src1 & M16)), 0)
     assert step(wave) is None
     written = wave.s.written
     write_d = int(_D_REG in written)
@@ -248,7 +240,7 @@ def test_reference_binding_matches_program_compiler():
     failures = []
     checked = Counter()
     for v in all_vectors(SALU_ALU_OPS, "binding"):
-        want, got = run_program_step(v), reference(*v)
+        want, got = run_program_step(v), reference(v)
         checked[v.name] += 1
         if got != want:
             failures.append((v, got, want))
@@ -284,7 +276,7 @@ def test_salu_op_enum():
 
 # --- simulation -------------------------------------------------------------------------------
 
-def simulate(dut: ScalarAlu, vecs: list[Vector]) -> list[Outputs]:
+def run(dut: ScalarAlu, vecs: list[Vector]) -> list[Outputs]:
     """Apply every vector in one simulation run; return the outputs in order."""
     inputs = Cat(dut.op.as_value(), dut.a, dut.b, dut.scc_in, dut.exec_in)
     outputs = Cat(dut.result, dut.write_d, dut.scc_out, dut.write_scc, dut.exec_out,
@@ -294,15 +286,13 @@ def simulate(dut: ScalarAlu, vecs: list[Vector]) -> list[Outputs]:
     async def testbench(ctx):
         for v in vecs:
             # one packed assignment per vector: the design settles once
-            ctx.set(inputs, SaluOp[v.name.removeprefix("s_").upper()].value | v.a << 7
-                    | v.b << 71 | v.scc << 135 | v.exec_mask << 136)
+            ctx.set(inputs, SaluOp[v.name.removeprefix("s_").upper()].value | v.src0 << 7
+                    | v.src1 << 71 | v.cin << 135 | v.exec_mask << 136)
             raw = ctx.get(outputs)
             got.append(Outputs(raw & M64, raw >> 64 & 1, raw >> 65 & 1, raw >> 66 & 1,
                                raw >> 67 & M64, raw >> 131 & 1))
 
-    sim = Simulator(dut)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     return got
 
 
@@ -310,14 +300,14 @@ def compare(dut: ScalarAlu, vecs: list[Vector]) -> list[tuple]:
     """Mismatches between the simulated ALU and the reference (result compared only when the
     destination is written; every other output always)."""
     failures = []
-    for v, got in zip(vecs, simulate(dut, vecs), strict=True):
+    for v, got in zip(vecs, run(dut, vecs), strict=True):
         # an op the ALU was not built for is a no-op
-        want = (reference(*v) if v.name in dut.ops
-                else Outputs(None, 0, v.scc, 0, v.exec_mask, 0))
+        want = (reference(v) if v.name in dut.ops
+                else Outputs(None, 0, v.cin, 0, v.exec_mask, 0))
         if want.result is None:
             got = got._replace(result=None)
         if got != want:
-            failures.append((v.name, hex(v.a), hex(v.b), v.scc, hex(v.exec_mask), got, want))
+            failures.append((v.describe(), got, want))
     return failures
 
 

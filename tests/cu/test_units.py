@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 import pytest
 from amaranth.back import rtlil, verilog
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.multiplier import Multiplier33, MulOp, MulUnit
 from gpgpu_hdl.cu.shifter import (
@@ -26,16 +25,13 @@ from gpgpu_hdl.cu.shifter import (
 )
 from gpgpu_hdl.emu.context import WAVE_SIZE, LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
+from tests.bits import sext
+from tests.simulation import simulate
 
 WIDTHS = (32, 64)
 
 
 # --- Python models ------------------------------------------------------------------------
-
-def sext(value: int, bits: int) -> int:
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
 
 def shift_model(op: ShiftOp, a: int, amount: int, width: int) -> int:
     """``a`` shifted by ``amount`` (already in ``[0, width)``), as an unsigned ``width``-bit int."""
@@ -94,12 +90,6 @@ def mul_operands(rng: random.Random, n_random: int) -> list[tuple[int, int]]:
     pairs = [(x, y) for x in corners for y in corners]
     pairs += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(n_random)]
     return pairs
-
-
-def simulate(dut, testbench) -> None:
-    sim = Simulator(dut)
-    sim.add_testbench(testbench)
-    sim.run()
 
 
 # --- the models against the golden model --------------------------------------------------
@@ -214,7 +204,6 @@ def test_multiplier33():
     assert not failures, failures[:10]
 
 
-
 def _multiply_testbench(dut, pairs, checked, failures, junk=None):
     """A testbench running every MulOp on ``pairs`` against :func:`mul_model`; ``junk(ctx)``
     drives unrelated inputs before each check."""
@@ -231,6 +220,7 @@ def _multiply_testbench(dut, pairs, checked, failures, junk=None):
                 if got != want:
                     failures.append((op.name, hex(x), hex(y), hex(got), hex(want)))
     return testbench
+
 
 def test_mul_unit_every_op():
     dut = MulUnit()

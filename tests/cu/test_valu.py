@@ -26,17 +26,16 @@ import numpy as np
 import pytest
 from amaranth.back import rtlil, verilog
 from amaranth.hdl import Cat
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.shifter import SHIFTER_STYLES
 from gpgpu_hdl.cu.valu import VALU_INT_OPS, FunnelShifter, IntLaneAlu, ValuOp
-from gpgpu_hdl.emu.context import WAVE_SIZE, LaneContext
+from gpgpu_hdl.emu.context import LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
 from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.isa.table import TABLE, Unit
-
-M32 = 0xFFFF_FFFF
-M64 = (1 << 64) - 1
+from tests.bits import M32, M64
+from tests.golden import lane_outputs, waves
+from tests.simulation import Vector, simulate
 
 #: 32-bit corner operands: zero, one, all ones, the sign bits of 32/24/16/8 bits and their
 #: neighbours, byte patterns.
@@ -49,16 +48,6 @@ CORNERS64 = (0, 1, M64, 1 << 63, M64 >> 1, M32, 1 << 32, 0x8000_0000, 0xFFFF_FFF
 N_RANDOM = 64
 #: Vectors per instruction in the simulation of the whole ALU.
 N_QUICK = 40
-
-
-class Vector(NamedTuple):
-    """One set of ALU inputs, as the ALU sees them (junk included)."""
-
-    src0: int
-    src1: int
-    src2: int
-    cin: int
-    lane: int
 
 
 # --- operands -----------------------------------------------------------------------------
@@ -156,11 +145,12 @@ def operand_tuples(name: str, rng: random.Random) -> list[tuple[int, ...]]:
 
 
 def hardware_vector(name: str, operands: tuple[int, ...], rng: random.Random) -> Vector:
-    """The ALU inputs for golden-model operands: junk wherever the instruction does not look."""
+    """The ALU inputs for golden-model operands (``src0`` to ``src2``, ``cin``, ``lane``): junk
+    wherever the instruction does not look."""
     bits = source_bits(name)
     srcs = [v if w == 64 else v | rng.getrandbits(64 - w) << w
             for v, w in zip(operands[:3], bits, strict=True)]
-    return Vector(*srcs, operands[3], operands[4])
+    return Vector(name, *srcs, cin=operands[3], lane=operands[4])
 
 
 # --- the golden model ------------------------------------------------------------------------
@@ -174,22 +164,13 @@ def golden(name: str, operands: list[tuple[int, ...]]) -> list[tuple[int, int]]:
     fn = VALU_OPS[name]
     bits = source_bits(name)
     out = []
-    for start in range(0, len(operands), WAVE_SIZE):
-        chunk = operands[start:start + WAVE_SIZE]
-        padded = chunk + [chunk[0]] * (WAVE_SIZE - len(chunk))
+    for chunk, padded in waves(operands):
         cols = list(zip(*padded, strict=True))
         srcs = [np.array(cols[i], dtype=np.uint64 if w == 64 else np.uint32)
                 for i, w in enumerate(bits) if w]
         extra = [np.array(cols[3], dtype=bool)] if takes_cin(name) else []
         ctx = LaneContext(lane=np.array(cols[4], dtype=np.uint32))
-        res = fn(ctx, *srcs, *extra)
-        if isinstance(res, tuple):
-            values, flags = res
-        elif res.dtype == bool:
-            values, flags = np.zeros(WAVE_SIZE, np.uint64), res
-        else:
-            values, flags = res, np.zeros(WAVE_SIZE, bool)
-        out += [(int(v), int(f)) for v, f in zip(values, flags, strict=True)][:len(chunk)]
+        out += lane_outputs(fn(ctx, *srcs, *extra))[:len(chunk)]
     return out
 
 
@@ -234,17 +215,14 @@ def run(alu: IntLaneAlu, cases: dict[str, tuple[Case, ...]]) -> Results:
                 out = ctx.get(outputs)
                 got[name].append((out & M64, out >> 64))
 
-    sim = Simulator(alu)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(alu, testbench)
     return {name: (cases[name], got[name]) for name in cases}
 
 
 def check(name: str, results: Results) -> None:
     cases, got = results[name]
     assert len(got) == len(cases) > 0
-    failures = [(f"src0={c.vector.src0:#x} src1={c.vector.src1:#x} src2={c.vector.src2:#x} "
-                 f"cin={c.vector.cin} lane={c.vector.lane}", f"got=({g[0]:#x}, {g[1]})",
+    failures = [(c.vector.describe(), f"got=({g[0]:#x}, {g[1]})",
                  f"want=({c.want[0]:#x}, {c.want[1]})")
                 for c, g in zip(cases, got, strict=True) if g != c.want]
     assert not failures, f"{len(failures)}/{len(cases)} wrong, e.g. {failures[:5]}"
@@ -260,14 +238,14 @@ FAMILIES = {f: tuple(n for n in VALU_INT_OPS if family(n) == f)
             for f in dict.fromkeys(map(family, VALU_INT_OPS))}
 
 
-@pytest.fixture(scope="module")
-def family_results() -> Results:
-    """Every instruction with its full vector set, on an ALU built for its family only (a
-    small ALU simulates several times faster than the whole one)."""
-    results = {}
-    for names in FAMILIES.values():
-        results |= run(IntLaneAlu(ops=names), {n: cases_for(n) for n in names})
-    return results
+#: The op groups of the ``group_results`` fixture (``tests/conftest.py``).
+GROUPS = FAMILIES
+
+
+def run_group(names) -> Results:
+    """Every instruction of ``names`` with its full vector set, on an ALU built for those only
+    (a small ALU simulates several times faster than the whole one)."""
+    return run(IntLaneAlu(ops=names), {n: cases_for(n) for n in names})
 
 
 @pytest.fixture(scope="module", params=SHIFTER_STYLES)
@@ -296,9 +274,9 @@ def subset_results(style: str, subset: str) -> Results:
 # --- every instruction against the golden model -------------------------------------------------
 
 @pytest.mark.parametrize("name", VALU_INT_OPS)
-def test_op_matches_golden(name, family_results):
-    assert len(family_results[name][0]) > N_RANDOM
-    check(name, family_results)
+def test_op_matches_golden(name, group_results):
+    assert len(group_results[name][0]) > N_RANDOM
+    check(name, group_results)
 
 
 @pytest.mark.parametrize("name", VALU_INT_OPS)
@@ -322,7 +300,7 @@ def test_shift_vectors_cover_every_amount_and_corner():
         wide = name.endswith("64")
         m = M64 if wide else M32
         value_slot, amount_slot = (1, 0) if "rev" in name else (0, 1)
-        pairs = {(c.vector[value_slot] & m, c.vector[amount_slot] & (63 if wide else 31))
+        pairs = {(c.vector.srcs[value_slot] & m, c.vector.srcs[amount_slot] & (63 if wide else 31))
                  for c in cases_for(name)}
         corners = (0, 1, m, m ^ (m >> 1), m >> 1)
         for amount in range(64 if wide else 32):

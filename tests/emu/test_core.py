@@ -1,5 +1,6 @@
 """Emulator core: scalar ALU, control flow, EXEC, memory instructions, barriers, dispatch
-and the commit trace, on kernels assembled by llvm-mc-19 and compiled by clang-19.
+and the commit trace, on kernels assembled by llvm-mc-19 and compiled by clang-19 and run
+through the host runtime (whose own API is tested in ``tests/runtime``).
 
 Expected values come from independent Python models written here (integer arithmetic on
 Python ints, a dict model of LDS / memory), never from the emulator itself.
@@ -16,16 +17,14 @@ from gpgpu_hdl.dispatch import Dispatch, dispatch_packet
 from gpgpu_hdl.emu import (CommitTrace, Emulator, EmulatorError, MemoryFault, Program,
                            UnsupportedInstruction, per_wave, read_trace)
 from gpgpu_hdl.isa.codeobj import CodeObject
-from gpgpu_hdl.runtime import (ArgumentError, BackendError, Device, LocalMemory, NDRangeError,
-                               UnknownKernelError)
+from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.toolchain import assemble_kernel, compile_cl
+from tests.bits import M32, sext
 
-M32 = 0xFFFFFFFF
-
-
-def sx(v: int, bits: int = 32) -> int:
-    v &= (1 << bits) - 1
-    return v - (1 << bits) if v >> (bits - 1) else v
+#: Kernel prologue: s[4:7] a raw buffer resource (no range check) at the first argument.
+ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000"""
 
 
 def run_asm(body: str, *args, global_size=64, local_size=64, trace=False, **code_t):
@@ -54,20 +53,20 @@ def _scalar_model(op: str, a: int, b: int, scc: int):
     if op == "s_subb_u32":
         return (a - b - scc) & M32, int(b + scc > a)
     if op == "s_add_i32":
-        r = sx(a) + sx(b)
-        return r & M32, int(r != sx(r & M32))
+        r = sext(a) + sext(b)
+        return r & M32, int(r != sext(r & M32))
     if op == "s_sub_i32":
-        r = sx(a) - sx(b)
-        return r & M32, int(r != sx(r & M32))
+        r = sext(a) - sext(b)
+        return r & M32, int(r != sext(r & M32))
     if op == "s_min_i32":
-        return (a if sx(a) < sx(b) else b), int(sx(a) < sx(b))
+        return (a if sext(a) < sext(b) else b), int(sext(a) < sext(b))
     if op == "s_max_u32":
         return (a if a > b else b), int(a > b)
     if op == "s_lshl_b32":
         r = (a << (b % 32)) & M32
         return r, int(r != 0)
     if op == "s_ashr_i32":
-        r = (sx(a) >> (b % 32)) & M32
+        r = (sext(a) >> (b % 32)) & M32
         return r, int(r != 0)
     if op == "s_bfe_u32":
         off, width = b & 31, (b >> 16) & 0x7F
@@ -84,7 +83,7 @@ def _scalar_model(op: str, a: int, b: int, scc: int):
         r = a & ~b & M32
         return r, int(r != 0)
     if op == "s_mul_i32":
-        return (sx(a) * sx(b)) & M32, None
+        return (sext(a) * sext(b)) & M32, None
     if op == "s_cselect_b32":
         return (a if scc else b), None
     raise KeyError(op)
@@ -138,7 +137,7 @@ def test_scalar_64bit_and_bit_ops():
     assert last["s14"] == bin(x).count("1")
     shl = (x << 36) & (2**64 - 1)
     assert (last["s16"], last["s17"]) == (shl & M32, shl >> 32)
-    ashr = (sx(shl, 64) >> 4) & (2**64 - 1)
+    ashr = (sext(shl, 64) >> 4) & (2**64 - 1)
     assert (last["s18"], last["s19"]) == (ashr & M32, ashr >> 32)
     assert last["s20"] == 0x80000000
     assert last["s22"] == M32
@@ -150,10 +149,8 @@ def test_scalar_64bit_and_bit_ops():
 def test_divergence_saveexec_and_branches():
     # lanes < 20 take "then" (write 1), others "else" (write 2); lanes >= 40 additionally add
     # 10 through a second nested mask; an execz branch skips a block nobody runs.
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_mov_b32 v1, 0
     v_cmp_gt_u32 vcc, 20, v0
     s_and_saveexec_b64 s[8:9], vcc
@@ -190,10 +187,8 @@ def test_divergence_saveexec_and_branches():
 
 
 def test_readlane_readfirstlane_and_movrel():
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_mul_u32_u24 v1, 3, v0
     v_readlane_b32 s10, v1, 17
     s_mov_b64 exec, 0xff00
@@ -266,9 +261,9 @@ def test_smrd_offsets_and_buffer_addressing():
     assert (out[:, 0] == words[3]).all() and (out[:, 1] == words[5]).all()
     for lane in lanes:
         # v0 (byte offset = lane) into the raw bytes
-        assert out[lane, 2] == sx(raw[lane + 3], 8) & M32
+        assert out[lane, 2] == sext(raw[lane + 3], 8) & M32
         u16 = int.from_bytes(raw[lane + 2:lane + 4], "little")
-        assert out[lane, 3] == u16 and out[lane, 4] == sx(u16, 16) & M32
+        assert out[lane, 3] == u16 and out[lane, 4] == sext(u16, 16) & M32
         assert out[lane, 5] == raw[lane]
         # idxen with stride 4: element lane
         assert out[lane, 6] == words[lane]
@@ -278,10 +273,8 @@ def test_smrd_offsets_and_buffer_addressing():
 
 
 def test_lds_widths_read2_atomics_and_m0_limit():
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     s_mov_b32 m0, -1
     v_lshlrev_b32 v1, 2, v0
     v_mul_u32_u24 v2, 0x01010101, v0
@@ -315,7 +308,7 @@ def test_lds_widths_read2_atomics_and_m0_limit():
     mem = word.copy()
     raw = mem.tobytes()
     for lane in lanes:
-        assert out[lane, 0] == sx(raw[4 * lane + 1], 8) & M32
+        assert out[lane, 0] == sext(raw[4 * lane + 1], 8) & M32
         assert out[lane, 1] == int.from_bytes(raw[4 * lane + 2:4 * lane + 4], "little")
         assert out[lane, 2] == word[lane]
         want_next = word[lane + 1] if lane < 63 else 0      # 1020 holds 0 before the adds
@@ -327,10 +320,8 @@ def test_lds_widths_read2_atomics_and_m0_limit():
 
 
 def test_ds_swizzle_and_append():
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_mul_u32_u24 v1, 7, v0
     ds_swizzle_b32 v2, v1 offset:0x801b
     ds_swizzle_b32 v3, v1 offset:0x2c1c
@@ -471,10 +462,8 @@ __kernel void ids(__global int *out, int w, int h) {
 # -- commit trace ----------------------------------------------------------------------------
 
 def test_commit_trace_file_and_content(tmp_path):
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_add_i32 v1, vcc, 5, v0
     s_waitcnt lgkmcnt(0)
     v_lshlrev_b32 v2, 2, v0
@@ -505,10 +494,8 @@ def test_commit_trace_file_and_content(tmp_path):
 
 def test_carry_out_to_exec_does_not_mask_the_result():
     """VOP3b with SDST = EXEC: the lanes run under the old EXEC, the carry-out is the new one."""
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_lshlrev_b32 v2, 2, v0
     v_mov_b32 v1, 7
     s_waitcnt lgkmcnt(0)
@@ -529,10 +516,8 @@ def test_carry_out_to_exec_does_not_mask_the_result():
 
 def test_commit_trace_lists_an_atomic_return_only_with_glc():
     """GLC=0: a buffer atomic leaves VDATA alone, and its trace record must not list it."""
-    body = """
-    s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000
+    body = f"""
+    {ARG0_BUFFER}
     v_mov_b32 v1, 3
     v_mov_b32 v2, 0
     s_waitcnt lgkmcnt(0)
@@ -563,26 +548,6 @@ def test_errors_name_the_problem():
         s_mov_b64 s[6:7], 0
         buffer_load_dword v3, v[1:2], s[4:7], 0 addr64
         s_endpgm""")
-
-
-def test_runtime_argument_and_ndrange_errors():
-    dev = Device("emu")
-    prog = dev.load("examples/kernels/vecadd.bin")
-    a = dev.array(np.zeros(64, np.int32))
-    with pytest.raises(ArgumentError, match="argument segment"):
-        prog.vecadd(a, a, np.int32(64), global_size=64, local_size=64)
-    with pytest.raises(ArgumentError, match="argument 3 .*numpy scalars"):
-        prog.vecadd(a, a, a, 64, global_size=64, local_size=64)
-    with pytest.raises(NDRangeError, match="does not divide"):
-        prog.vecadd(a, a, a, np.int32(64), global_size=100, local_size=64)
-    with pytest.raises(NDRangeError, match="exceeds"):
-        prog.vecadd(a, a, a, np.int32(64), global_size=2048, local_size=2048)
-    with pytest.raises(UnknownKernelError, match="vecadd"):
-        prog.vecmul(a, a, a, np.int32(64), global_size=64)
-    with pytest.raises(BackendError, match="emu"):
-        Device("gpu")
-    with pytest.raises(ArgumentError):
-        LocalMemory(0)
 
 
 # -- coverage --------------------------------------------------------------------------------

@@ -20,13 +20,13 @@ from gpgpu_hdl.emu.context import FpMode, LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
 from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.isa.table import TABLE, Unit
+from tests.bits import M32, b32, b64, f32, f64, sext
 
 CTX = LaneContext()                          # LLVM default: f32 flushed, f64 kept, IEEE
 DENORM = LaneContext(FpMode(0x3F0))          # all denormals kept
 NON_IEEE = LaneContext(FpMode(0x1C0))
 CORE_HANDLED = {"v_nop", "v_clrexcp", "v_readlane_b32", "v_readfirstlane_b32", "v_movrels_b32",
                 "v_movreld_b32", "v_movrelsd_b32", "v_mov_b32"}
-M32 = 0xFFFFFFFF
 QNAN32, QNAN64 = 0x7FC00000, 0x7FF8000000000000
 INF32, NINF32 = 0x7F800000, 0xFF800000
 
@@ -65,27 +65,6 @@ def run(name, *args, ctx=CTX):
     if isinstance(out, tuple):
         return tuple(o[:n] for o in out)
     return out[:n]
-
-
-def f32(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def b32(b: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", int(b)))[0]
-
-
-def f64(x: float) -> int:
-    return struct.unpack("<Q", struct.pack("<d", x))[0]
-
-
-def b64(b: int) -> float:
-    return struct.unpack("<d", struct.pack("<Q", int(b)))[0]
-
-
-def s32(v: int) -> int:
-    v &= M32
-    return v - (1 << 32) if v >> 31 else v
 
 
 def round_fraction(x: Fraction, frac_bits: int, emin: int, emax: int) -> float:
@@ -265,7 +244,7 @@ def test_shifts_mask_their_amount():
     sh = [s & 31 for s in am]
     exp_shl = [(v << s) & M32 for v, s in zipped(vals, sh)]
     exp_shr = [v >> s for v, s in zipped(vals, sh)]
-    exp_sar = [(s32(v) >> s) & M32 for v, s in zipped(vals, sh)]
+    exp_sar = [(sext(v) >> s) & M32 for v, s in zipped(vals, sh)]
     assert [int(x) for x in run("v_lshl_b32", vals, am)] == exp_shl
     assert [int(x) for x in run("v_lshlrev_b32", am, vals)] == exp_shl
     assert [int(x) for x in run("v_lshr_b32", vals, am)] == exp_shr
@@ -291,17 +270,17 @@ def test_64bit_shifts():
 def test_signed_and_unsigned_min_max():
     a, b = _pairs()
     c = [int(v) for v in rand_u32(64)]
-    assert [int(x) for x in run("v_min_i32", a, b)] == [min(s32(x), s32(y)) & M32
+    assert [int(x) for x in run("v_min_i32", a, b)] == [min(sext(x), sext(y)) & M32
                                                         for x, y in zipped(a, b)]
-    assert [int(x) for x in run("v_max_i32", a, b)] == [max(s32(x), s32(y)) & M32
+    assert [int(x) for x in run("v_max_i32", a, b)] == [max(sext(x), sext(y)) & M32
                                                         for x, y in zipped(a, b)]
     assert [int(x) for x in run("v_min_u32", a, b)] == [min(x, y) for x, y in zipped(a, b)]
     assert [int(x) for x in run("v_max_u32", a, b)] == [max(x, y) for x, y in zipped(a, b)]
-    for name, key, pick in (("v_min3_i32", s32, min), ("v_max3_i32", s32, max),
+    for name, key, pick in (("v_min3_i32", sext, min), ("v_max3_i32", sext, max),
                             ("v_min3_u32", int, min), ("v_max3_u32", int, max)):
         got = [int(x) for x in run(name, a, b, c)]
         assert got == [pick(x, y, z, key=key) for x, y, z in zipped(a, b, c)], name
-    for name, key in (("v_med3_i32", s32), ("v_med3_u32", int)):
+    for name, key in (("v_med3_i32", sext), ("v_med3_u32", int)):
         got = [int(x) for x in run(name, a, b, c)]
         assert got == [sorted((x, y, z), key=key)[1] for x, y, z in zipped(a, b, c)], name
     # -1 against 0x80000000: signed and unsigned orders differ
@@ -314,10 +293,10 @@ def test_multiplies():
     a, b = _pairs()
     c = [int(v) for v in rand_u32(64)]
     assert [int(x) for x in run("v_mul_lo_u32", a, b)] == [(x * y) & M32 for x, y in zipped(a, b)]
-    assert [int(x) for x in run("v_mul_lo_i32", a, b)] == [(s32(x) * s32(y)) & M32
+    assert [int(x) for x in run("v_mul_lo_i32", a, b)] == [(sext(x) * sext(y)) & M32
                                                            for x, y in zipped(a, b)]
     assert [int(x) for x in run("v_mul_hi_u32", a, b)] == [(x * y) >> 32 for x, y in zipped(a, b)]
-    assert [int(x) for x in run("v_mul_hi_i32", a, b)] == [((s32(x) * s32(y)) >> 32) & M32
+    assert [int(x) for x in run("v_mul_hi_i32", a, b)] == [((sext(x) * sext(y)) >> 32) & M32
                                                            for x, y in zipped(a, b)]
 
     def i24(v):
@@ -368,7 +347,7 @@ def test_bitfield_ops():
     assert [int(x) for x in run("v_bfe_i32", src, offs, widths)] == \
         [bfe_i(v, o, w) for v, o, w in zipped(src, offs, widths)]
     # CLRX: offset + width > 32 is (int)S0 >> offset
-    assert int(run("v_bfe_i32", [0x80000000], [28], [8])[0]) == (s32(0x80000000) >> 28) & M32
+    assert int(run("v_bfe_i32", [0x80000000], [28], [8])[0]) == (sext(0x80000000) >> 28) & M32
     m = [int(v) for v in rand_u32(16)]
     assert [int(x) for x in run("v_bfi_b32", m, src, offs)] == \
         [(k & x) | (~k & y) & M32 for k, x, y in zipped(m, src, offs)]
@@ -465,7 +444,7 @@ def test_packing_and_select():
         [min(x, 0xFFFF) | (min(y, 0xFFFF) << 16) for x, y in zipped(a, b)]
 
     def sat16(v):
-        return max(-32768, min(32767, s32(v))) & 0xFFFF
+        return max(-32768, min(32767, sext(v))) & 0xFFFF
 
     assert [int(x) for x in run("v_cvt_pk_i16_i32", a, b)] == \
         [sat16(x) | (sat16(y) << 16) for x, y in zipped(a, b)]
@@ -761,8 +740,8 @@ def test_int_to_float_conversions_round_to_nearest_even():
     vals = [0, 1, M32, 0x80000000, 0x7FFFFFFF, 16777217, 16777219, 0x89ABCDEF] + \
         [int(v) for v in rand_u32(40)]
     assert [int(x) for x in run("v_cvt_f32_u32", vals)] == [rn32(Fraction(v)) for v in vals]
-    assert [int(x) for x in run("v_cvt_f32_i32", vals)] == [rn32(Fraction(s32(v))) for v in vals]
-    assert [int(x) for x in run("v_cvt_f64_i32", vals)] == [f64(float(s32(v))) for v in vals]
+    assert [int(x) for x in run("v_cvt_f32_i32", vals)] == [rn32(Fraction(sext(v))) for v in vals]
+    assert [int(x) for x in run("v_cvt_f64_i32", vals)] == [f64(float(sext(v))) for v in vals]
     assert [int(x) for x in run("v_cvt_f64_u32", vals)] == [f64(float(v)) for v in vals]
     for k in range(4):
         assert [int(x) for x in run(f"v_cvt_f32_ubyte{k}", vals)] == \
@@ -892,7 +871,7 @@ def test_frexp_and_ldexp():
         [f64(math.frexp(v)[0]) if math.isfinite(v) else QNAN64 for v in vals]
     xs = [f32(v) for v in (1.5, 1.5, 1.5, -3.0, 1.0, 2.0 ** -126, 3.0, 3.0)]
     ns = [1, -127, 200, -150, -149, -1, -100000, 0x7FFFFFFF]
-    expect = [rn32(Fraction(b32(x)) * Fraction(2) ** s32(n)) for x, n in zipped(xs[:-1], ns[:-1])]
+    expect = [rn32(Fraction(b32(x)) * Fraction(2) ** sext(n)) for x, n in zipped(xs[:-1], ns[:-1])]
     expect.append(INF32)                          # 3 * 2^(2^31 - 1) overflows
     assert [int(x) for x in run("v_ldexp_f32", xs, ns, ctx=DENORM)] == expect
     got = VALU_OPS["v_ldexp_f64"](CTX, lanes([f64(1.5)], np.uint64), lanes([-1075, 1024, 3]))
@@ -1069,7 +1048,7 @@ def test_integer_compares(cond):
     pred = INT_PREDICATES[cond]
     for kind in ("cmp", "cmpx"):
         assert list(run(f"v_{kind}_{cond}_u32", a, b)) == [pred(x, y) for x, y in zipped(a, b)]
-        assert list(run(f"v_{kind}_{cond}_i32", a, b)) == [pred(s32(x), s32(y))
+        assert list(run(f"v_{kind}_{cond}_i32", a, b)) == [pred(sext(x), sext(y))
                                                           for x, y in zipped(a, b)]
         wa = [(x << 32) | y for x, y in zipped(a, b)]
         wb = [(y << 32) | x for x, y in zipped(a, b)]

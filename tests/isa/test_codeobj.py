@@ -25,6 +25,7 @@ from gpgpu_hdl import toolchain
 from gpgpu_hdl.errors import CodeObjectError
 from gpgpu_hdl.isa.codeobj import RELOCATION_TYPES, CodeObject, Kernel
 from gpgpu_hdl.isa.elf import SHF_ALLOC, ElfFile
+from tests.isa.asm import kernel_asm
 
 TABLE = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
 TILE = 16
@@ -74,40 +75,19 @@ __kernel void pick(__global int *out, int i) { out[0] = ptrs[i & 1][i >> 1]; }
 NO_BUILTINS = "__kernel void k(__global int *a) { a[0] = 1; }\n"
 
 # An assembled object: symbol sizes 0, REL addends stored in the code, an absolute symbol.
-ASM = """
-.text
-.globl k
-.p2align 8
-.amdgpu_hsa_kernel k
-k:
-.amd_kernel_code_t
-  enable_sgpr_private_segment_buffer = 1
-  enable_sgpr_kernarg_segment_ptr = 1
-  user_sgpr_count = 6
-  enable_sgpr_workgroup_id_x = 1
-.end_amd_kernel_code_t
-  s_mov_b32 s5, data@abs32@hi+8
-  s_mov_b32 s4, data@abs32@lo-4
-  s_mov_b32 s6, magic@abs32@lo+1
-  s_endpgm
-.globl k2
-.p2align 8
-.amdgpu_hsa_kernel k2
-k2:
-.amd_kernel_code_t
-  enable_sgpr_private_segment_buffer = 1
-  enable_sgpr_kernarg_segment_ptr = 1
-  user_sgpr_count = 6
-  enable_sgpr_workgroup_id_x = 1
-.end_amd_kernel_code_t
-  s_endpgm
-.section .rodata
+ASM = ("\n.text\n"
+       + kernel_asm("k", "  s_mov_b32 s5, data@abs32@hi+8\n"
+                         "  s_mov_b32 s4, data@abs32@lo-4\n"
+                         "  s_mov_b32 s6, magic@abs32@lo+1\n"
+                         "  s_endpgm\n", enable_sgpr_workgroup_id_x=1)
+       + kernel_asm("k2", "  s_endpgm\n", enable_sgpr_workgroup_id_x=1)
+       + """.section .rodata
 .p2align 4
   .long 0
 data:
   .long 1, 2, 3
 .set magic, 0x12345678
-"""
+""")
 # What ASM's three relocations add: data+8, data-4, and magic+1 whole, because llvm-mc folds
 # the absolute `magic` into a symbol-less entry (and names the local `data` through the .rodata
 # section symbol).

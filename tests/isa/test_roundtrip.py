@@ -21,6 +21,7 @@ from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.isa.randgen import random_instruction
 from gpgpu_hdl.isa.table import TABLE
 from gpgpu_hdl.toolchain import assemble, assemble_text
+from tests.isa.asm import kernel_asm
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = Path(__file__).parents[1] / "data" / "si_opcodes_llvm19.tsv"
@@ -138,26 +139,16 @@ def test_bad_streams_raise_decode_error(blob, message):
 
 def test_relocated_literals_with_addends_roundtrip():
     """REL relocations keep their addend in the literal; the disassembler must spell it."""
-    asm = """
-.text
-.globl k
-.p2align 8
-.amdgpu_hsa_kernel k
-k:
-.amd_kernel_code_t
-  enable_sgpr_private_segment_buffer = 1
-  enable_sgpr_kernarg_segment_ptr = 1
-  user_sgpr_count = 6
-.end_amd_kernel_code_t
-  s_mov_b32 s5, table@abs32@hi+8
-  s_mov_b32 s4, table@abs32@lo-4
-  v_add_i32_e32 v0, vcc, table@abs32@lo+16, v0
-  s_endpgm
-.section .rodata
+    asm = ("\n.text\n"
+           + kernel_asm("k", "  s_mov_b32 s5, table@abs32@hi+8\n"
+                             "  s_mov_b32 s4, table@abs32@lo-4\n"
+                             "  v_add_i32_e32 v0, vcc, table@abs32@lo+16, v0\n"
+                             "  s_endpgm\n")
+           + """.section .rodata
 .globl table
 table:
   .long 1, 2, 3, 4, 5, 6
-"""
+""")
     co = CodeObject.from_bytes(assemble(asm), "reloc.o")
     k = co.kernel("k")
     assert [r.addend for r in k.relocations] == [8, -4, 16]

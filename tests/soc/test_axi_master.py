@@ -19,10 +19,11 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import pytest
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.soc.axi import AxiBurst, AxiResp
 from gpgpu_hdl.soc.axi_master import AxiMaster
+from tests.bits import merge_bytes
+from tests.simulation import simulate
 
 PAGE = 0x1000
 #: The 4 KiB page the model answers with an error response (bursts never cross a page, so every
@@ -39,11 +40,6 @@ def initial_word(word: int) -> int:
 
 def is_error(addr: int) -> bool:
     return ERROR_PAGE <= addr < ERROR_PAGE + PAGE
-
-
-def merge(old: int, new: int, mask: int) -> int:
-    bytes_ = sum(0xFF << 8 * i for i in range(4) if mask >> i & 1)
-    return (old & ~bytes_ | new & bytes_) & 0xFFFF_FFFF
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ def reference(requests: list[Request]) -> tuple[list[tuple[int, int]], dict[int,
         if is_error(r.addr):
             answers.append((0, 1))
         elif r.write:
-            mem[word] = merge(mem.get(word, initial_word(word)), r.data, r.mask)
+            mem[word] = merge_bytes(mem.get(word, initial_word(word)), r.data, r.mask)
             answers.append((0, 0))
         else:
             answers.append((mem.get(word, initial_word(word)), 0))
@@ -177,7 +173,7 @@ class AxiRam:
                 if is_error(addr):
                     burst.error = True
                 else:
-                    self.mem[addr >> 2] = merge(self.word(addr >> 2), wdata, wstrb)
+                    self.mem[addr >> 2] = merge_bytes(self.word(addr >> 2), wdata, wstrb)
                 if wlast:
                     self._aw.popleft()
                     burst.due = cycle + self.b_latency - 1
@@ -298,12 +294,7 @@ def run(requests: list[Request], *, max_burst=16, outstanding=4, gather=2, seed=
             _, _, valid = await ctx.tick().sample(rsp.valid)
             assert not valid, "a response beyond the last request"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_process(ram.process)
-    sim.add_testbench(driver)
-    sim.add_testbench(checker)
-    sim.run()
+    simulate(dut, driver, checker, processes=[ram.process], clock=1e-8)
 
     assert ram.idle()
     for word in ref_mem.keys() | ram.mem.keys():

@@ -18,21 +18,15 @@ from collections import deque
 from dataclasses import dataclass
 
 import pytest
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.soc.memsys import MemorySystem, PrefetchBuffer
+from tests.bits import M32, merge_bytes
+from tests.simulation import simulate
 
-MASK32 = 0xFFFF_FFFF
+#: Clock period of the simulations (seconds).
+CLOCK = 1e-8
 #: ``ExtModel`` fails every access in [ERR_LO, ERR_HI).
 ERR_LO, ERR_HI = 0xE000_0000, 0xE000_0020
-
-
-def merge(old: int, new: int, mask: int) -> int:
-    """``old`` with the bytes selected by ``mask`` taken from ``new``."""
-    for b in range(4):
-        if mask >> b & 1:
-            old = old & ~(0xFF << 8 * b) | new & (0xFF << 8 * b)
-    return old
 
 
 @dataclass
@@ -83,7 +77,7 @@ class ExtModel:
                 word, value = q.addr >> 2, 0
                 if not error:
                     if q.write:
-                        self.mem[word] = merge(self.mem.get(word, 0), q.data, q.mask)
+                        self.mem[word] = merge_bytes(self.mem.get(word, 0), q.data, q.mask)
                     else:
                         value = self.mem.get(word, 0)
                 pending.append((cycle + self.rng.randint(*self.latency) - 1, value, error))
@@ -119,7 +113,7 @@ class Initiator:
             idx, addr, delta = self._atomic
             if len(self.got) > idx:
                 self._atomic = None
-                return Req(addr, 1, (self.got[idx][0] + delta) & MASK32, 0xF, 0, cycle)
+                return Req(addr, 1, (self.got[idx][0] + delta) & M32, 0xF, 0, cycle)
             return None
         if not self.plan or self.rng.random() >= self.issue:
             return None
@@ -176,7 +170,7 @@ class Reference:
             if not error:
                 if r.write:
                     old = mem[key] if isinstance(mem, list) else mem.get(key, 0)
-                    mem[key] = merge(old, r.data, r.mask)
+                    mem[key] = merge_bytes(old, r.data, r.mask)
                 else:
                     value = mem[key] if isinstance(mem, list) else mem.get(key, 0)
             if error and first_error is None:
@@ -220,7 +214,7 @@ def address_pools(rng, pbytes, base):
     window = [base + 4 * rng.randrange(pbytes // 4) for _ in range(12)] if pbytes else []
     if pbytes:
         window += [base, base + pbytes - 4]
-    outside = [base - 4, base + max(pbytes, 4), 0, 4, 0x40, MASK32 & ~3,
+    outside = [base - 4, base + max(pbytes, 4), 0, 4, 0x40, M32 & ~3,
                0x1234_5670, 0x7FFF_FFFC] + [0x100 + 4 * i for i in range(6)]
     if not pbytes:      # the same addresses that would be the window go to ext without one
         outside += [base, base + 4, base + 8]
@@ -251,6 +245,8 @@ def random_plan(rng, count, pools, *, errors, atomics=True):
 
 def build(n, pbytes, seed, *, outstanding=8, latency=(1, 8), accept=0.7, issue=0.6,
           rsp_ready=0.7, base=None):
+    """A :class:`MemorySystem` of ``n`` sources with its external memory model and one
+    initiator model per source, and the models' processes to simulate it with."""
     rng = random.Random(seed)
     dut = MemorySystem(sources=n, prefetch_bytes=pbytes, outstanding=outstanding)
     if base is None:
@@ -265,12 +261,8 @@ def build(n, pbytes, seed, *, outstanding=8, latency=(1, 8), accept=0.7, issue=0
     log = []
     inits = [Initiator(i, dut.sources[i], random.Random(seed * 31 + i), log, issue=issue,
                        rsp_ready=rsp_ready) for i in range(n)]
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_process(ext.process)
-    for init in inits:
-        sim.add_process(init.process)
-    return rng, dut, sim, ext, ext_init, inits, log, base, window, pools
+    processes = [ext.process, *(init.process for init in inits)]
+    return rng, dut, processes, ext, ext_init, inits, log, base, window, pools
 
 
 async def run_until_idle(ctx, inits, limit=50_000):
@@ -289,7 +281,7 @@ def responses_of(inits):
     (1, 0, 8), (1, 256, 8), (2, 0, 8), (2, 1024, 8), (3, 256, 8), (3, 0, 4), (3, 512, 2)])
 def test_random_traffic(n, pbytes, outstanding):
     seed = 1000 * n + pbytes + outstanding
-    rng, dut, sim, ext, ext_init, inits, log, base, window, pools = build(
+    rng, dut, processes, ext, ext_init, inits, log, base, window, pools = build(
         n, pbytes, seed, outstanding=outstanding)
     words = pbytes // 4
     buf_init = [rng.getrandbits(32) for _ in range(words)]
@@ -297,7 +289,7 @@ def test_random_traffic(n, pbytes, outstanding):
                for _ in range(8 if words else 0)]
     ref_buf = list(buf_init)
     for addr, value, strb in partial:
-        ref_buf[addr] = merge(ref_buf[addr], value, strb)
+        ref_buf[addr] = merge_bytes(ref_buf[addr], value, strb)
     ref = Reference(ext=dict(ext_init), buf=list(ref_buf), window=window)
     phases = [False, True, True]        # whether the phase may touch the error range
     seen = {}
@@ -333,8 +325,7 @@ def test_random_traffic(n, pbytes, outstanding):
             await ctx.tick()
             assert ctx.get(dut.host.r_data) == seen["host"][-1]
 
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, processes=processes, clock=CLOCK)
 
     entries = check_log(log, n)
     expected, _ = Reference(ext=dict(ext_init), buf=list(ref_buf), window=window).apply(entries)
@@ -357,7 +348,7 @@ def test_random_traffic(n, pbytes, outstanding):
 @pytest.mark.parametrize("lock", [1, 0])
 def test_atomic_increments(n, in_window, lock):
     pbytes = 256
-    rng, dut, sim, ext, ext_init, inits, log, base, window, _ = build(
+    rng, dut, processes, ext, ext_init, inits, log, base, window, _ = build(
         n, pbytes, 77 + n, latency=(2, 6), accept=0.8, issue=0.9, rsp_ready=0.8)
     addr = base + 4 * 7 if in_window else 0x200
     start = rng.getrandbits(20)
@@ -378,8 +369,7 @@ def test_atomic_increments(n, in_window, lock):
         result["value"] = (await host_read(ctx, dut.host, 7) if in_window
                            else ext.mem[addr >> 2])
 
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, processes=processes, clock=CLOCK)
 
     total = start + sum(sum(d) for d in deltas.values())
     entries = sorted(log, key=lambda e: e[0])
@@ -401,7 +391,7 @@ def test_atomic_increments(n, in_window, lock):
 def test_round_robin_full_rate(pbytes):
     """All sources always requesting, no back-pressure: one grant per cycle, in rotation."""
     n = 3
-    _, dut, sim, _, _, inits, log, base, _, pools = build(
+    _, dut, processes, _, _, inits, log, base, _, pools = build(
         n, pbytes, 5, latency=(2, 2), accept=1.0, issue=1.0, rsp_ready=1.0)
     addrs = pools[0] if pbytes else pools[1]
 
@@ -411,8 +401,7 @@ def test_round_robin_full_rate(pbytes):
             init.plan.extend(Req(addrs[(init.index + k) % len(addrs)]) for k in range(20))
         await run_until_idle(ctx, inits)
 
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, processes=processes, clock=CLOCK)
     entries = check_log(log, n)
     assert [s for _, s, _ in entries] == [k % n for k in range(len(entries))]
     cycles = [c for c, _, _ in entries]
@@ -448,18 +437,14 @@ def test_prefetch_buffer(rsp_ready):
         await run_until_idle(ctx, [init])
         seen["host"] = [await host_read(ctx, dut.host, a) for a in range(words)]
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_process(init.process)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench, processes=[init.process], clock=CLOCK)
 
     mem = list(init_words)
     expected = []
     for r in init.sent:
         key = (r.addr >> 2) % words
         if r.write:
-            mem[key] = merge(mem[key], r.data, r.mask)
+            mem[key] = merge_bytes(mem[key], r.data, r.mask)
             expected.append((0, 0))
         else:
             expected.append((mem[key], 0))

@@ -23,34 +23,21 @@ from __future__ import annotations
 import functools
 import itertools
 import random
-import struct
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 from amaranth.back import rtlil
-from amaranth.hdl import Cat
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.fpu.arith import (ADD_OPS, FMA_OPS, MAD_OPS, MUL_OPS, FpAdd, FpFma, FpMul,
                                     FpMulAdd)
-from gpgpu_hdl.cu.fpu.ops import SUBUNIT_OF, fp_member
-from gpgpu_hdl.emu.context import WAVE_SIZE, FpMode, LaneContext
-from gpgpu_hdl.emu.valu_ops import VALU_OPS
+from gpgpu_hdl.cu.fpu.ops import SUBUNIT_OF
+from tests.bits import b32, f32
+from tests.cu.fpu.harness import (check, check_ops_argument, golden, handshake, mode_bits,
+                                  stream)
+from tests.simulation import Vector, by_op
 
-M32 = 0xFFFF_FFFF
 #: FP_DENORM f32 settings: 0 flush in and out, 1 flush out, 2 flush in, 3 preserve.
 DENORM = (0, 1, 2, 3)
-
-
-def f32(x: float) -> int:
-    """The bits of ``x`` rounded to binary32."""
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def mode(denorm: int) -> FpMode:
-    """LLVM's default MODE (f64 denormals kept, DX10_CLAMP, IEEE) with this f32 setting."""
-    return FpMode(0x3C0 | denorm << 4)
 
 
 #: f32 corner values.
@@ -177,8 +164,7 @@ def fma_triples(rng: random.Random, n: int) -> list[tuple[int, int, int]]:
             continue
         if kind == 0:                            # c cancels the (rounded) product
             with np.errstate(all="ignore"):
-                p = f32(float(np.float32(struct.unpack("<f", struct.pack("<I", a))[0])
-                              * np.float32(struct.unpack("<f", struct.pack("<I", b))[0])))
+                p = f32(float(np.float32(b32(a)) * np.float32(b32(b))))
             c = p ^ 1 << 31 ^ rng.choice((0, 0, 1, 2, rng.getrandbits(4)))
         elif kind == 1:                          # c at a nearby scale
             with np.errstate(all="ignore"):
@@ -195,133 +181,16 @@ def fma_triples(rng: random.Random, n: int) -> list[tuple[int, int, int]]:
     return triples
 
 
-# --- vectors, golden model, simulation -----------------------------------------------------
+# --- vectors -------------------------------------------------------------------------------
 
-class Vec(NamedTuple):
-    name: str
-    src: tuple[int, int, int]
-    cin: int
-    denorm: int
-
-
-def n_sources(name: str) -> int:
-    """Source arrays the golden model takes (the mad family always three)."""
-    return 2 if name in ADD_OPS or name in ("v_mul_f32", "v_mul_legacy_f32") else 3
-
-
-def vectors(name: str, operands, denorms=DENORM, cins=(0,)) -> list[Vec]:
+def vectors(name: str, operands, denorms=DENORM, cins=(0,)) -> list[Vector]:
+    """``name`` on every operand tuple (padded to three) under every f32 FP_DENORM setting of
+    ``denorms`` (IEEE mode) and every VCC bit of ``cins``."""
     out = []
     for ops, d, cin in itertools.product(operands, denorms, cins):
         ops = tuple(ops) + (0,) * (3 - len(ops))
-        out.append(Vec(name, ops, cin, d))
+        out.append(Vector(name, *ops, mode=mode_bits(d), cin=cin))
     return out
-
-
-def golden(vecs: list[Vec], as_op: str | None = None, denorm: int | None = None) -> list[int]:
-    """The golden model's result of each vector, 64 lanes per call (grouped by op and MODE);
-    ``as_op``/``denorm`` evaluate another instruction or MODE on the same operands."""
-    out = [0] * len(vecs)
-    groups: dict[tuple[str, int], list[int]] = {}
-    for i, v in enumerate(vecs):
-        key = (as_op or v.name, v.denorm if denorm is None else denorm)
-        groups.setdefault(key, []).append(i)
-    for (name, d), idx in groups.items():
-        fn = VALU_OPS[name]
-        ctx = LaneContext(mode=mode(d))
-        for start in range(0, len(idx), WAVE_SIZE):
-            chunk = idx[start:start + WAVE_SIZE]
-            cols = [np.array([vecs[i].src[k] for i in chunk], np.uint32) for k in range(3)]
-            srcs = cols[:n_sources(name)]
-            extra = ([np.array([vecs[i].cin for i in chunk], bool)]
-                     if name == "v_div_fmas_f32" else [])
-            with np.errstate(all="ignore"):
-                res = fn(ctx, *srcs, *extra)
-            for i, r in zip(chunk, res, strict=True):
-                out[i] = int(r)
-    return out
-
-
-def _ports(unit):
-    return Cat(unit.op.as_value(), unit.src0, unit.src1, unit.src2, unit.cin, unit.flush_in,
-               unit.flush_out)
-
-
-def _pack(unit, v: Vec) -> int:
-    md = mode(v.denorm)
-    width = len(unit.op.as_value())
-    bits = fp_member(v.name).value
-    for k, value in enumerate((*v.src, v.cin, int(md.flush_in_f32), int(md.flush_out_f32))):
-        bits |= value << (width + 32 * k if k < 3 else width + 96 + (k - 3))
-    return bits
-
-
-def stream(unit, vecs: list[Vec], extra=None) -> list[int]:
-    """Results of ``unit`` fed one vector per cycle (``start`` every cycle). ``extra``: the
-    name of a port held at 1 throughout (``FpMul.mad``, ``FpAdd.force_flush``)."""
-    latency = unit.latency
-    ports = _ports(unit)
-    got = []
-
-    async def bench(ctx):
-        ctx.set(unit.start, 1)
-        if extra is not None:
-            ctx.set(getattr(unit, extra), 1)
-        padded = vecs + [vecs[-1]] * (latency - 1)
-        for i, v in enumerate(padded):
-            ctx.set(ports, _pack(unit, v))
-            await ctx.tick()
-            if i >= latency - 1:
-                assert ctx.get(unit.done)
-                got.append(ctx.get(unit.result))
-
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return got
-
-
-def handshake(unit, vecs: list[Vec], latency_of) -> list[int]:
-    """Results of ``unit`` run the lane's way: ``start`` for one cycle, inputs held until
-    ``done``, which must rise exactly ``latency_of(name)`` cycles after ``start``; the next
-    vector starts in the cycle ``done`` is seen (with new inputs: the result must not move
-    before the next start)."""
-    ports = _ports(unit)
-    got = []
-
-    async def bench(ctx):
-        for v in vecs:
-            ctx.set(ports, _pack(unit, v))
-            ctx.set(unit.start, 1)
-            await ctx.tick()
-            ctx.set(unit.start, 0)
-            for _ in range(latency_of(v.name) - 1):
-                assert not ctx.get(unit.done), v
-                await ctx.tick()
-            assert ctx.get(unit.done), v
-            got.append(ctx.get(unit.result))
-            await ctx.tick()                       # one idle cycle with other inputs
-            assert ctx.get(unit.done) and ctx.get(unit.result) == got[-1], v
-            ctx.set(ports, _pack(unit, v._replace(src=(0x3F80_0000, 0x4000_0000, 0))))
-            await ctx.tick()
-            assert ctx.get(unit.done) and ctx.get(unit.result) == got[-1], v
-
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    return got
-
-
-def check(name: str, vecs: list[Vec], got: list[int], want: list[int]) -> None:
-    assert len(got) == len(vecs) == len(want) > 0
-    bad = [f"{v.name}({', '.join(f'{s:#010x}' for s in v.src[:n_sources(v.name)])}"
-           f"{f', vcc={v.cin}' if v.name == 'v_div_fmas_f32' else ''}) "
-           f"FP_DENORM={v.denorm}: got {g:#010x}, expected {w:#010x}"
-           for v, g, w in zip(vecs, got, want, strict=True) if v.name == name and g != w]
-    total = sum(v.name == name for v in vecs)
-    assert total > 0, name
-    assert not bad, f"{len(bad)}/{total} wrong:\n" + "\n".join(bad[:8])
 
 
 # --- the vector sets -----------------------------------------------------------------------
@@ -345,7 +214,7 @@ def cube_triples(rng: random.Random, n: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def add_vectors(scale: int) -> list[Vec]:
+def add_vectors(scale: int) -> list[Vector]:
     rng = random.Random(f"add{scale}")
     vecs = []
     for name in ADD_OPS:
@@ -354,7 +223,7 @@ def add_vectors(scale: int) -> list[Vec]:
     return vecs
 
 
-def mul_vectors(scale: int) -> list[Vec]:
+def mul_vectors(scale: int) -> list[Vector]:
     rng = random.Random(f"mul{scale}")
     vecs = []
     for name in ("v_mul_f32", "v_mul_legacy_f32"):
@@ -405,7 +274,7 @@ def fmas_triples(rng: random.Random, n: int) -> list[tuple[int, int, int]]:
     return triples
 
 
-def fma_vectors(scale: int) -> list[Vec]:
+def fma_vectors(scale: int) -> list[Vector]:
     rng = random.Random(f"fma{scale}")
     vecs = vectors("v_fma_f32", corner_triples(rng, 250 * scale) + fma_triples(rng, 700 * scale)
                    + fma_tie_triples(rng, 150 * scale))
@@ -416,7 +285,7 @@ def fma_vectors(scale: int) -> list[Vec]:
     return vecs
 
 
-def mad_vectors(scale: int) -> list[Vec]:
+def mad_vectors(scale: int) -> list[Vector]:
     """Few vectors (the handshake is slow): corners and random, MODE cycled, all four."""
     rng = random.Random(f"mad{scale}")
     vecs = []
@@ -429,32 +298,26 @@ def mad_vectors(scale: int) -> list[Vec]:
                      with_exp(rng, rng.randint(0, 2))) for _ in range(6 * scale)]
         triples += [(with_exp(rng, 100), with_exp(rng, rng.randint(27, 30)),
                      with_exp(rng, rng.randint(0, 3))) for _ in range(6 * scale)]
-        vecs += [Vec(name, t, 0, DENORM[i % 4]) for i, t in enumerate(triples)]
+        vecs += [Vector(name, *t, mode=mode_bits(DENORM[i % 4]))
+                 for i, t in enumerate(triples)]
     return vecs
 
 
 # --- simulations (one per unit and vector set, shared by the tests) -------------------------
 
-@functools.cache
-def add_results(scale: int = 1):
-    vecs = add_vectors(scale)
-    return vecs, stream(FpAdd(), vecs), golden(vecs)
+#: The pipelined units: the unit and its vector set.
+PIPELINES = {"add": (FpAdd, add_vectors), "mul": (FpMul, mul_vectors),
+             "fma": (FpFma, fma_vectors)}
 
 
 @functools.cache
-def mul_results(scale: int = 1):
-    vecs = mul_vectors(scale)
-    return vecs, stream(FpMul(), vecs), golden(vecs)
-
-
-@functools.cache
-def fma_results(scale: int = 1):
-    vecs = fma_vectors(scale)
-    return vecs, stream(FpFma(), vecs), golden(vecs)
-
-
-@functools.cache
-def mad_results(scale: int = 1):
+def results(kind: str, scale: int = 1) -> dict[str, tuple[list[Vector], list]]:
+    """Per op, the vectors and results of one simulation: a pipeline streamed with its
+    vector set, or (``"mad"``) :class:`FpMulAdd` with the lane's handshake."""
+    if kind in PIPELINES:
+        unit_class, vector_set = PIPELINES[kind]
+        vecs = vector_set(scale)
+        return by_op(vecs, stream(unit_class(), vecs))
     unit = FpMulAdd()
     vecs = mad_vectors(scale)
     # plain adds and multiplies through the shared units as well
@@ -462,10 +325,10 @@ def mad_results(scale: int = 1):
     for name in ("v_add_f32", "v_subrev_f32", "v_mul_f32", "v_mul_legacy_f32",
                  "v_cubema_f32"):
         ops = mul_pairs(rng, 12) if name in MUL_OPS else add_pairs(rng, 12)
-        vecs += [Vec(name, (*t, rng.getrandbits(32))[:3], 0, DENORM[i % 4])
+        vecs += [Vector(name, *(*t, rng.getrandbits(32))[:3], mode=mode_bits(DENORM[i % 4]))
                  for i, t in enumerate(ops)]
     rng.shuffle(vecs)                # every transition: add after mad, mad after add, ...
-    return vecs, handshake(unit, vecs, unit.latency_of), golden(vecs)
+    return by_op(vecs, handshake(unit, vecs, latency_of=unit.latency_of))
 
 
 # --- the tests -------------------------------------------------------------------------------
@@ -481,23 +344,23 @@ def test_op_lists_follow_the_table():
 
 @pytest.mark.parametrize("name", ADD_OPS)
 def test_add(name):
-    check(name, *add_results())
+    check(*results("add")[name])
 
 
 @pytest.mark.parametrize("name", MUL_OPS)
 def test_mul(name):
-    check(name, *mul_results())
+    check(*results("mul")[name])
 
 
 @pytest.mark.parametrize("name", FMA_OPS)
 def test_fma(name):
-    check(name, *fma_results())
+    check(*results("fma")[name])
 
 
 @pytest.mark.parametrize("name", MAD_OPS + ("v_add_f32", "v_subrev_f32", "v_mul_f32",
                                             "v_mul_legacy_f32", "v_cubema_f32"))
 def test_mul_add_unit(name):
-    check(name, *mad_results())
+    check(*results("mad")[name])
 
 
 @pytest.mark.parametrize("name", ["v_mul_f32", "v_mul_legacy_f32"])
@@ -505,15 +368,15 @@ def test_mul_mad_port_flushes(name):
     """``mad`` forces input and output flushing: every MODE acts as FP_DENORM = 0."""
     rng = random.Random(name)
     vecs = vectors(name, corner_pairs()[::3] + mul_pairs(rng, 200))
-    got = stream(FpMul(ops=[name]), vecs, extra="mad")
-    check(name, vecs, got, golden(vecs, denorm=0))
+    got = stream(FpMul(ops=[name]), vecs, held=("mad",))
+    check(vecs, got, golden(vecs, mode=mode_bits(0)))
 
 
 def test_add_force_flush_port():
     rng = random.Random("force_flush")
     vecs = vectors("v_add_f32", corner_pairs()[::3] + add_pairs(rng, 200))
-    got = stream(FpAdd(ops=["v_add_f32"]), vecs, extra="force_flush")
-    check("v_add_f32", vecs, got, golden(vecs, denorm=0))
+    got = stream(FpAdd(ops=["v_add_f32"]), vecs, held=("force_flush",))
+    check(vecs, got, golden(vecs, mode=mode_bits(0)))
 
 
 @pytest.mark.parametrize("cls", [FpAdd, FpMul, FpFma])
@@ -522,23 +385,17 @@ def test_handshake_timing(cls):
     change; the same results as streaming."""
     unit = cls()
     rng = random.Random(cls.__name__)
-    vecs = [Vec(rng.choice(cls.OPS), tuple(random_operand(rng) for _ in range(3)),
-                rng.getrandbits(1), rng.choice(DENORM)) for _ in range(12)]
-    got = handshake(unit, vecs, lambda _: unit.latency)
-    want = golden(vecs)
-    for name in {v.name for v in vecs}:
-        check(name, vecs, got, want)
+    vecs = [Vector(rng.choice(cls.OPS), *(random_operand(rng) for _ in range(3)),
+                   cin=rng.getrandbits(1), mode=mode_bits(rng.choice(DENORM)))
+            for _ in range(12)]
+    check(vecs, handshake(unit, vecs, latency_of=lambda _: unit.latency))
 
 
 # --- construction -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cls", [FpAdd, FpMul, FpFma, FpMulAdd])
 def test_constructor_errors(cls):
-    with pytest.raises(ValueError, match="string"):
-        cls(ops="v_add_f32")
-    with pytest.raises(ValueError, match="does not implement"):
-        cls(ops=["v_rcp_f32"])
-    assert cls().ops == frozenset(cls.OPS)
+    check_ops_argument(cls, cls.OPS[0], "v_rcp_f32")
 
 
 @pytest.mark.parametrize(("ops", "has_mul", "has_add"), [
@@ -561,13 +418,11 @@ def test_mul_add_subsets(ops):
     """FpMulAdd built for a few ops (one or both submodules) still runs them right."""
     unit = FpMulAdd(ops=ops)
     rng = random.Random(repr(ops))
-    vecs = [Vec(rng.choice(ops), tuple(random_operand(rng) for _ in range(3)), 0,
-                rng.choice(DENORM)) for _ in range(24)]
+    vecs = [Vector(rng.choice(ops), *(random_operand(rng) for _ in range(3)),
+                   mode=mode_bits(rng.choice(DENORM))) for _ in range(24)]
     vecs += [v._replace(name=name) for name in ops for v in vecs[:2]]
-    got = handshake(unit, vecs, unit.latency_of)
-    want = golden(vecs)
-    for name in ops:
-        check(name, vecs, got, want)
+    assert {v.name for v in vecs} == set(ops)
+    check(vecs, handshake(unit, vecs, latency_of=unit.latency_of))
 
 
 def test_mul_add_submodule_ops():
@@ -586,7 +441,5 @@ def test_mul_add_submodule_ops():
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["add", "mul", "fma", "mad"])
 def test_exhaustive_random(kind):
-    results = {"add": add_results, "mul": mul_results, "fma": fma_results,
-               "mad": mad_results}[kind](8)
-    for name in dict.fromkeys(v.name for v in results[0]):
-        check(name, *results)
+    for vecs, got in results(kind, 8).values():
+        check(vecs, got)

@@ -10,9 +10,9 @@ import random
 
 import pytest
 from amaranth.hdl import Module, Signal, signed
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.fpu.common import round_pack, unpack
+from tests.simulation import simulate
 
 W = 30
 
@@ -94,9 +94,7 @@ def test_round_pack_matches_exact_rounding():
             ctx.set(fo, f)
             got.append(ctx.get(out))
 
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(m, bench)
     bad = [(c, hex(g), hex(exact(*c))) for c, g in zip(cases, got, strict=True) if g != exact(*c)]
     assert not bad, bad[:5]
 
@@ -116,6 +114,4 @@ def test_unpack(bits, exp, sig):
         assert ctx.get(u.sig) == sig
         assert ctx.get(u.sign) == bits >> 31
 
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(m, bench)

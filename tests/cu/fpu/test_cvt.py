@@ -3,7 +3,7 @@
 
 Each op group runs in one simulation of an :class:`FpCvt` built for that group, one vector
 per cycle, and every result is compared with :data:`VALU_OPS` on the same operands and MODE
-(the harness is the one of ``test_cmp.py``). Operands per op: the f32 corners (signed
+(the harness of every FP sub-unit test, ``harness.py``). Operands per op: the f32 corners (signed
 zeros, ties, denormals, the normal range ends, infinities, NaNs), the boundaries of the
 integer conversions (2**31, 2**32 and their neighbours), of f16 (largest finite, overflow
 threshold, denormal thresholds, rounding ties) and of the byte/16-bit packs, integer corners
@@ -20,13 +20,15 @@ import random
 import numpy as np
 import pytest
 from amaranth.back import rtlil
-from amaranth.sim import Simulator
-from tests.cu.fpu.test_cmp import (
-    DENORM_MODES, F32_CORNERS, M32, MODES, Vector, check, f32, golden, random_f32, simulate,
-)
 
 from gpgpu_hdl.cu.fpu.cvt import FpCvt
-from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF, fp_member
+from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF
+from tests.bits import M32, f32
+from tests.cu.fpu.harness import (
+    DENORM_MODES, F32_CORNERS, MODES, check, check_ops_argument, check_pipeline_timing,
+    check_unbuilt_ops_give_zero, mode_bits, random_f32, sample_every_op, stream, stream_ops,
+)
+from tests.simulation import Vector
 
 CVT_OPS = tuple(n for n in FP_OPS if SUBUNIT_OF[n] == "cvt")
 GROUPS = {
@@ -191,22 +193,10 @@ def cases(name: str, n_random: int = N_RANDOM) -> list[Vector]:
     return vectors
 
 
-def run_group(ops, vectors: list[Vector]):
-    got = simulate(FpCvt(ops=ops), vectors)
-    results: dict[str, tuple[list[Vector], list]] = {}
-    for v, g in zip(vectors, got, strict=True):
-        entry = results.setdefault(v.name, ([], []))
-        entry[0].append(v)
-        entry[1].append(g)
-    return results
-
-
-@pytest.fixture(scope="module")
-def group_results():
-    results = {}
-    for ops in GROUPS.values():
-        results |= run_group(ops, [v for name in ops for v in cases(name)])
-    return results
+def run_group(ops) -> dict[str, tuple[list[Vector], list]]:
+    """Per op of ``ops``, its vectors and results from one run of an :class:`FpCvt` built for
+    ``ops`` (the ``group_results`` fixture of ``tests/conftest.py`` runs every group)."""
+    return stream_ops(FpCvt, ops, cases)
 
 
 # --- every op against the golden model --------------------------------------------------------
@@ -218,23 +208,19 @@ def test_groups_cover_every_cvt_op():
 
 @pytest.mark.parametrize("name", CVT_OPS)
 def test_op_matches_golden(name, group_results):
-    vectors, got = group_results[name]
-    assert len(vectors) > N_RANDOM
-    check(vectors, got)
+    check(*group_results[name], more_than=N_RANDOM)
 
 
 def test_full_unit_matches_golden():
     """A sample of every op through the unit built with all of them."""
-    rng = random.Random(2)
-    vectors = [v for name in CVT_OPS for v in rng.sample(cases(name, 16), 24)]
-    rng.shuffle(vectors)
-    check(vectors, simulate(FpCvt(), vectors))
+    vectors = sample_every_op(CVT_OPS, cases, seed=2)
+    check(vectors, stream(FpCvt(), vectors))
 
 
 @pytest.mark.slow
 def test_f32_from_f16_exhaustive():
     vectors = [Vector("v_cvt_f32_f16", h, 0, 0, MODES[h % len(MODES)]) for h in range(1 << 16)]
-    check(vectors, simulate(FpCvt(ops=["v_cvt_f32_f16"]), vectors))
+    check(vectors, stream(FpCvt(ops=["v_cvt_f32_f16"]), vectors))
 
 
 @pytest.mark.slow
@@ -248,19 +234,13 @@ def test_group_random_slow(group):
             s1 = rng.choice((random_float(rng), rng.getrandbits(32), rng.randrange(-300, 300)))
             vectors.append(Vector(name, x & M32, s1 & M32, rng.getrandbits(32),
                                   rng.choice(MODES)))
-    check(vectors, simulate(FpCvt(ops=GROUPS[group]), vectors))
+    check(vectors, stream(FpCvt(ops=GROUPS[group]), vectors))
 
 
 # --- construction, structure, timing -----------------------------------------------------------
 
 def test_constructor_errors():
-    with pytest.raises(ValueError, match="string"):
-        FpCvt(ops="v_cvt_f32_i32")
-    with pytest.raises(ValueError, match="v_min_f32"):
-        FpCvt(ops=["v_cvt_f32_i32", "v_min_f32"])
-    with pytest.raises(ValueError, match="v_cvt_f64_f32"):
-        FpCvt(ops=["v_cvt_f64_f32"])
-    assert FpCvt().ops == frozenset(CVT_OPS)
+    check_ops_argument(FpCvt, "v_cvt_f32_i32", "v_min_f32", "v_cvt_f64_f32")
     assert FpCvt().latency == 4
 
 
@@ -286,47 +266,18 @@ def test_only_the_needed_blocks_are_built(ops, blocks):
 
 
 def test_unbuilt_ops_give_zero():
-    built = ("v_cvt_f32_u32", "v_fract_f32", "v_cvt_pkrtz_f16_f32")
     rng = random.Random(3)
     vectors = [Vector(n, random_f32(rng), random_f32(rng), rng.getrandbits(32),
                       rng.choice(MODES)) for n in CVT_OPS for _ in range(3)]
-    got = simulate(FpCvt(ops=built), vectors)
-    want = golden(vectors)
-    for v, g, w in zip(vectors, got, want, strict=True):
-        assert g == (w if v.name in built else (0, 0)), v.describe()
+    check_unbuilt_ops_give_zero(
+        FpCvt(ops=("v_cvt_f32_u32", "v_fract_f32", "v_cvt_pkrtz_f16_f32")), vectors)
 
 
 def test_timing_contract():
     """``done`` rises :attr:`latency` cycles after ``start`` and holds, with the result,
     until the cycle after the next ``start``, whatever the inputs do meanwhile."""
-    unit = FpCvt()
-
-    async def bench(ctx):
-        assert ctx.get(unit.done) == 0
-        ctx.set(unit.op, fp_member("v_cvt_f32_i32"))
-        ctx.set(unit.src0, 7)
-        ctx.set(unit.start, 1)
-        await ctx.tick()
-        ctx.set(unit.start, 0)
-        ctx.set(unit.op, fp_member("v_cvt_i32_f32"))          # the lane moves on
-        ctx.set(unit.src0, f32(-3.5))
-        for _ in range(unit.latency - 1):
-            assert ctx.get(unit.done) == 0
-            await ctx.tick()
-        assert ctx.get(unit.done) == 1 and ctx.get(unit.result) == f32(7.0)
-        for _ in range(3):
-            await ctx.tick()
-            assert ctx.get(unit.done) == 1 and ctx.get(unit.result) == f32(7.0)
-        ctx.set(unit.start, 1)
-        await ctx.tick()
-        ctx.set(unit.start, 0)
-        for _ in range(unit.latency - 1):
-            assert ctx.get(unit.done) == 0
-            await ctx.tick()
-        assert ctx.get(unit.done) == 1 and ctx.get(unit.result) == _int(-3)
-        assert ctx.get(unit.flag) == 0
-
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    mode = mode_bits(3, ieee=0)                 # no flushing, IEEE off
+    first = Vector("v_cvt_f32_i32", 7, mode=mode)
+    second = Vector("v_cvt_i32_f32", f32(-3.5), mode=mode)     # the lane moves on to it
+    assert check_pipeline_timing(FpCvt(), first, second, second) == [(f32(7.0), 0),
+                                                                     (_int(-3), 0)]

@@ -26,38 +26,26 @@ from __future__ import annotations
 import decimal
 import math
 import random
-import struct
 from fractions import Fraction
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 from amaranth.back import rtlil
-from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.sim import Simulator
 
-from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF, fp_member
+from gpgpu_hdl.cu.fpu.ops import FP_OPS, SUBUNIT_OF
 from gpgpu_hdl.cu.fpu.trans import (
     EXP_TABLE, LOG_DOWN_TABLE, LOG_TABLE, TRANS_NOT_BUILT, TRIG_ATAN_TABLE, TRIG_START_TABLE,
     FpTrans)
 from gpgpu_hdl.emu import fp
-from gpgpu_hdl.emu.context import WAVE_SIZE, FpMode, LaneContext
-from gpgpu_hdl.emu.valu_ops import VALU_OPS
-
-M32 = 0xFFFF_FFFF
-
-
-def f32(x: float) -> int:
-    """The bits of ``x`` rounded to binary32."""
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def value(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
+from gpgpu_hdl.emu.context import WAVE_SIZE
+from tests.bits import b32, f32, f64
+from tests.cu.fpu.harness import (
+    DENORM_MODES, check, check_ops_argument, golden, handshake, input_ports, pack,
+)
+from tests.simulation import Vector, by_op, simulate
 
 #: MODE with f32 FP_DENORM 0 (flush in and out), 1 (flush out), 2 (flush in), 3 (preserve).
-MODES = tuple(0x3C0 | d << 4 for d in range(4))
+MODES = DENORM_MODES
 
 RCP_OPS = ("v_rcp_f32", "v_rcp_iflag_f32", "v_rcp_clamp_f32", "v_rcp_legacy_f32")
 SQRT_OPS = ("v_sqrt_f32",)
@@ -113,22 +101,6 @@ TRIG_CORNERS = (
     0x4380_0000, 0xC380_0000, 0x4380_0001, 0x437F_FFFF, f32(255.75), f32(1 / 12), f32(5 / 12),
     f32(1 / 6), f32(2.0 ** -20), f32(-(2.0 ** -100)), 0x0000_0002, 0x8000_0100, f32(100.3),
 )
-
-
-class Vector(NamedTuple):
-    """One set of sub-unit inputs."""
-
-    name: str
-    src0: int
-    src1: int
-    src2: int
-    mode: int
-
-    def describe(self) -> str:
-        m = FpMode(self.mode)
-        return (f"{self.name} src0={self.src0:#010x} src1={self.src1:#010x} "
-                f"src2={self.src2:#010x} mode={self.mode:#x}(flush_in={int(m.flush_in_f32)} "
-                f"flush_out={int(m.flush_out_f32)})")
 
 
 # --- operands -------------------------------------------------------------------------------
@@ -228,8 +200,8 @@ def unary_cases(name: str, n_random: int) -> list[Vector]:
 
 def _with_exp(bits: int, delta: int) -> int | None:
     """``bits`` times 2**delta if that is exact and a finite nonzero f32, else None."""
-    x = value(bits) * 2.0 ** delta
-    if x == 0 or abs(x) > 3.4e38 or value(f32(x)) != x:
+    x = b32(bits) * 2.0 ** delta
+    if x == 0 or abs(x) > 3.4e38 or b32(f32(x)) != x:
         return None
     return f32(x)
 
@@ -273,93 +245,11 @@ def div_cases(name: str, n_random: int) -> list[Vector]:
         if name == "v_div_scale_f32":
             s0 = rng.choice((d, n, d, n, random_f32(rng)))
         else:
-            q = value(n) / value(d) if value(d) not in (0.0,) else 0.0
+            q = b32(n) / b32(d) if b32(d) not in (0.0,) else 0.0
             s0 = rng.choice((f32(q) if not math.isnan(q) and abs(q) < 3e38 else 0,
                              random_f32(rng), rng.choice(DIV_CORNERS)))
         vectors.append(Vector(name, s0, d, n, rng.choice(MODES)))
     return vectors
-
-
-# --- the golden model -------------------------------------------------------------------------
-
-def golden(vectors: list[Vector]) -> list[tuple[int, int]]:
-    """(result, flag) of the golden model per vector (flag: v_div_scale's VCC bit, else 0),
-    evaluated 64 lanes per call, grouped by op and MODE."""
-    out: list[tuple[int, int] | None] = [None] * len(vectors)
-    groups: dict[tuple[str, int], list[int]] = {}
-    for i, v in enumerate(vectors):
-        groups.setdefault((v.name, v.mode), []).append(i)
-    for (name, mode), indices in groups.items():
-        fn, n = VALU_OPS[name], (3 if name in DIV_OPS else 1)
-        ctx = LaneContext(mode=FpMode(mode))
-        for start in range(0, len(indices), WAVE_SIZE):
-            chunk = indices[start:start + WAVE_SIZE]
-            padded = chunk + [chunk[0]] * (WAVE_SIZE - len(chunk))
-            srcs = [np.array([vectors[i][1 + k] for i in padded], np.uint32) for k in range(n)]
-            with np.errstate(all="ignore"):         # as the emulator's machine runs them
-                res = fn(ctx, *srcs)
-            values, flags = res if isinstance(res, tuple) else (res, np.zeros(WAVE_SIZE, bool))
-            for i, v, f in zip(chunk, values, flags, strict=False):
-                out[i] = (int(v), int(f))
-    return out
-
-
-# --- the simulation ---------------------------------------------------------------------------
-
-def _wrap(unit):
-    """``unit`` in a module with a cycle counter ``age`` (1 in the cycle after ``start``)."""
-    m = Module()
-    m.submodules.unit = unit
-    age = Signal(range(64), name="age")
-    m.d.sync += age.eq(Mux(unit.start, 1, age + (age < 63)))
-    return m, age
-
-
-def _inputs(unit):
-    return Cat(unit.start, unit.op, unit.src0, unit.src1, unit.src2, unit.cin,
-               unit.flush_in, unit.flush_out, unit.ieee)
-
-
-def _packed(unit, v: Vector, start: int = 1) -> int:
-    m = FpMode(v.mode)
-    w = len(unit.op.as_value())
-    return start | fp_member(v.name).value << 1 | (
-        v.src0 | v.src1 << 32 | v.src2 << 64 | m.flush_in_f32 << 97 | m.flush_out_f32 << 98
-        | m.ieee << 99) << (w + 1)
-
-
-def simulate(unit, vectors: list[Vector]) -> list[tuple[int, int]]:
-    """(result, flag) of ``unit`` per vector, run one after the other: ``start`` for a cycle,
-    then the inputs held until ``done`` (which must come within :attr:`latency` cycles)."""
-    top, age = _wrap(unit)
-    inputs, latency = _inputs(unit), unit.latency
-    got = []
-
-    async def testbench(ctx):
-        for v in vectors:
-            ctx.set(inputs, _packed(unit, v))
-            await ctx.tick()
-            ctx.set(unit.start, 0)
-            if not ctx.get(unit.done):
-                await ctx.tick().until(unit.done | (age > latency))
-            assert ctx.get(unit.done), f"no done within {latency} cycles: {v.describe()}"
-            got.append((ctx.get(unit.result), ctx.get(unit.flag)))
-
-    sim = Simulator(top)
-    sim.add_clock(1e-6)
-    sim.add_testbench(testbench)
-    sim.run()
-    return got
-
-
-def check(vectors: list[Vector], got: list[tuple[int, int]]) -> None:
-    """Assert ``got`` equals the golden model on every vector; the message lists up to 8
-    failures with op, operands, MODE, got and expected."""
-    want = golden(vectors)
-    assert len(got) == len(vectors) == len(want) > 0
-    bad = [f"{v.describe()}: got=({g[0]:#010x}, {g[1]}) want=({w[0]:#010x}, {w[1]})"
-           for v, g, w in zip(vectors, got, want, strict=True) if g != w]
-    assert not bad, f"{len(bad)}/{len(vectors)} wrong:\n" + "\n".join(bad[:8])
 
 
 def cases(name: str, scale: int = 1) -> list[Vector]:
@@ -373,13 +263,7 @@ def full_results():
     """Every op's vectors through the unit built with all ops, interleaved."""
     vectors = [v for name in FpTrans.OPS for v in cases(name)]
     random.Random(0).shuffle(vectors)
-    got = simulate(FpTrans(), vectors)
-    results: dict[str, tuple[list[Vector], list]] = {}
-    for v, g in zip(vectors, got, strict=True):
-        entry = results.setdefault(v.name, ([], []))
-        entry[0].append(v)
-        entry[1].append(g)
-    return results
+    return by_op(vectors, handshake(FpTrans(), vectors))
 
 
 # --- every op against the golden model ----------------------------------------------------------
@@ -393,9 +277,7 @@ def test_ops_cover_the_trans_subunit():
 
 @pytest.mark.parametrize("name", UNARY_OPS + DIV_OPS)
 def test_op_matches_golden(name, full_results):
-    vectors, got = full_results[name]
-    assert len(vectors) > 100
-    check(vectors, got)
+    check(*full_results[name], more_than=100)
 
 
 @pytest.mark.parametrize("ops", [
@@ -407,7 +289,7 @@ def test_partial_builds_match_golden(ops):
     """Smaller builds (narrower registers, no root datapath, no recurrence) on a sample."""
     rng = random.Random(repr(ops))
     vectors = [v for name in ops for v in rng.sample(cases(name), 40)]
-    check(vectors, simulate(FpTrans(ops=ops), vectors))
+    check(vectors, handshake(FpTrans(ops=ops), vectors))
 
 
 @pytest.mark.slow
@@ -417,19 +299,13 @@ def test_random_slow(family):
            "trig": TRIG_OPS, "div": DIV_OPS}[family]
     vectors = [v for name in ops for v in cases(name, 20 if name in N_RANDOM or name in DIV_OPS
                                                 else 40)]
-    check(vectors, simulate(FpTrans(ops=ops), vectors))
+    check(vectors, handshake(FpTrans(ops=ops), vectors))
 
 
 # --- construction, structure, timing -------------------------------------------------------------
 
 def test_constructor_errors():
-    with pytest.raises(ValueError, match="string"):
-        FpTrans(ops="v_rcp_f32")
-    with pytest.raises(ValueError, match="v_mul_f32"):
-        FpTrans(ops=["v_rcp_f32", "v_mul_f32"])
-    with pytest.raises(ValueError, match="v_add_f32"):
-        FpTrans(ops=["v_add_f32"])
-    assert FpTrans().ops == frozenset(FpTrans.OPS)
+    check_ops_argument(FpTrans, "v_rcp_f32", "v_mul_f32", "v_add_f32")
 
 
 @pytest.mark.parametrize(("ops", "steps", "frac", "width"), [
@@ -485,10 +361,10 @@ def test_timing_contract():
 
     async def testbench(ctx):
         for i, v in enumerate(vectors):
-            ctx.set(_inputs(unit), _packed(unit, v))
+            ctx.set(input_ports(unit), pack(unit, v))
             await ctx.tick()
             # the lane moves on: the unit registered its inputs
-            ctx.set(_inputs(unit), _packed(unit, vectors[(i + 1) % len(vectors)], start=0))
+            ctx.set(input_ports(unit), pack(unit, vectors[(i + 1) % len(vectors)], start=0))
             cycles = 1
             while not ctx.get(unit.done) and cycles < 60:
                 await ctx.tick()
@@ -500,10 +376,7 @@ def test_timing_contract():
                     == outputs, v.describe()
             trace.append((cycles, outputs))
 
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(unit, testbench, clock=1e-6)
     assert [c for c, _ in trace] == expected_cycles
     assert max(expected_cycles) == unit.latency
     want = golden(vectors)
@@ -518,11 +391,11 @@ def test_timing_contract():
 def rsq_reference(bits: int) -> int:
     """Correctly rounded binary32 1/sqrt(x) by exact rational comparisons: the binary32 ``c``
     whose two neighbouring midpoints ``mu`` satisfy ``mu_lo**2 * x <= 1 <= mu_hi**2 * x``."""
-    x = Fraction(value(bits))
-    c = f32(1 / math.sqrt(value(bits)))
+    x = Fraction(b32(bits))
+    c = f32(1 / math.sqrt(b32(bits)))
     while True:
-        up, down = Fraction(value(c + 1)), Fraction(value(c - 1))
-        here = Fraction(value(c))
+        up, down = Fraction(b32(c + 1)), Fraction(b32(c - 1))
+        here = Fraction(b32(c))
         if ((here + up) / 2) ** 2 * x < 1:
             c += 1
         elif ((here + down) / 2) ** 2 * x > 1:
@@ -548,8 +421,8 @@ def test_rsq_model_is_correctly_rounded():
 def test_rsq_model_decides_the_hard_case_exactly():
     """The binary64 estimate of RSQ_HARD is within a binary64 ulp of a binary32 midpoint, so
     :func:`fp.rsq_f32` must take the exact path; its answer is the exact one."""
-    r = 1 / math.sqrt(value(RSQ_HARD))
-    low = struct.unpack("<Q", struct.pack("<d", r))[0] & ((1 << 29) - 1)
+    r = 1 / math.sqrt(b32(RSQ_HARD))
+    low = f64(r) & ((1 << 29) - 1)
     assert abs(low - (1 << 28)) <= 1
     x = np.array([RSQ_HARD, RSQ_HARD - (2 << 23)], np.uint32).view(np.float32)
     got = [int(b) for b in fp.rsq_f32(x).view(np.uint32)]
@@ -580,7 +453,7 @@ def test_exp_model_error_bound():
     the correctly rounded binary64 evaluation (the former model) on these inputs."""
     rng = random.Random(13)
     xs = [random_exp_arg(rng) for _ in range(3000)] + [f32(float(i)) for i in range(-126, 128)]
-    xs = [b for b in xs if -126 <= value(b) < 128]
+    xs = [b for b in xs if -126 <= b32(b) < 128]
     arr = np.array(xs, np.uint32).view(np.float32)
     got = [int(b) for i in range(0, len(xs), WAVE_SIZE)
            for b in fp.exp2_f32(arr[i:i + WAVE_SIZE]).view(np.uint32)]
@@ -589,11 +462,11 @@ def test_exp_model_error_bound():
         ln2 = decimal.Decimal(2).ln()
         slack = decimal.Decimal("0.5") + decimal.Decimal(2) ** -22
         for b, g in zip(xs, got, strict=True):
-            exact = (decimal.Decimal(value(b)) * ln2).exp()
+            exact = (decimal.Decimal(b32(b)) * ln2).exp()
             ulp = decimal.Decimal(2) ** ((g >> 23) - 150)
-            assert abs(decimal.Decimal(value(g)) - exact) <= slack * ulp, hex(b)
-            if value(b).is_integer():
-                assert value(g) == 2.0 ** value(b), hex(b)
+            assert abs(decimal.Decimal(b32(g)) - exact) <= slack * ulp, hex(b)
+            if b32(b).is_integer():
+                assert b32(g) == 2.0 ** b32(b), hex(b)
     with np.errstate(all="ignore"):
         binary64 = np.exp2(arr.astype(np.float64)).astype(np.float32).view(np.uint32)
     assert got == [int(b) for b in binary64]
@@ -604,7 +477,7 @@ def test_exp_model_special_values():
                   0x42FF_FFFF, f32(-126.0), 0xC2FC_0001, 0x8000_0001], np.uint32)
     got = fp.exp2_f32(x.view(np.float32)).view(np.uint32).tolist()
     assert got == [f32(1.0), f32(1.0), 0x7F80_0000, 0, fp.F32_NAN, 0x7F80_0000,
-                   f32(2.0 ** value(0x42FF_FFFF)), 0x0080_0000, 0, f32(1.0)]
+                   f32(2.0 ** b32(0x42FF_FFFF)), 0x0080_0000, 0, f32(1.0)]
     assert got[6] == 0x7F7F_FFA7                 # 2^(128 - 2^-17): finite
 
 
@@ -653,7 +526,7 @@ def test_log_model_error_bound():
         two = decimal.Decimal(2)
         ln2 = two.ln()
         for b, g, neg, rr, uu in zip(xs, got, negative, r, u, strict=True):
-            exact = decimal.Decimal(value(b)).ln() / ln2
+            exact = decimal.Decimal(b32(b)).ln() / ln2
             if exact == 0:
                 assert rr == 0 and g == 0, hex(b)
                 continue
@@ -661,11 +534,11 @@ def test_log_model_error_bound():
             err = abs(unrounded - exact) / _ulp_at(exact)
             worst = max(worst, float(err))
             assert err < decimal.Decimal(LOG_BOUND), hex(b)
-            rounded = decimal.Decimal(value(g))
+            rounded = decimal.Decimal(b32(g))
             assert abs(rounded - exact) <= (decimal.Decimal("0.5") + decimal.Decimal(LOG_BOUND)) \
                 * _ulp_at(rounded), hex(b)
-            if value(b) == 2.0 ** round(math.log2(value(b))):
-                assert value(g) == math.log2(value(b)), hex(b)
+            if b32(b) == 2.0 ** round(math.log2(b32(b))):
+                assert b32(g) == math.log2(b32(b)), hex(b)
     assert worst > LOG_BOUND / 8                   # the inputs do reach the error the bound is for
     with np.errstate(all="ignore"):
         binary64 = np.log2(arr.astype(np.float64)).astype(np.float32).view(np.uint32)
@@ -700,7 +573,7 @@ def test_log_model_special_values():
                   0x3F80_0001, 0x3F7F_FFFF], np.uint32)
     got = fp.log2_f32(x.view(np.float32)).view(np.uint32).tolist()
     assert got == [0xFF80_0000, 0xFF80_0000, 0xFF80_0000, 0x7F80_0000, fp.F32_NAN, fp.F32_NAN,
-                   fp.F32_NAN, 0, f32(3.0), f32(-1.0), f32(-126.0), f32(math.log2(value(x[11]))),
+                   fp.F32_NAN, 0, f32(3.0), f32(-1.0), f32(-126.0), f32(math.log2(b32(x[11]))),
                    f32(math.log1p(2.0 ** -23) / math.log(2)),
                    f32(math.log1p(-(2.0 ** -24)) / math.log(2))]
 
@@ -747,7 +620,7 @@ def _atan_inv(n: int) -> decimal.Decimal:
 def trig_reference(bits: int, cos: bool) -> decimal.Decimal:
     """sin(2*pi*x) or cos(2*pi*x) for a finite binary32 ``x`` (exact reduction, then 50
     digits)."""
-    x = Fraction(value(bits))
+    x = Fraction(b32(bits))
     r = x - round(x)                                     # Python rounds half to even
     if cos:
         r = Fraction(1, 4) - abs(r)                      # cos(2 pi r) = sin(2 pi (1/4 - |r|))
@@ -780,9 +653,9 @@ def test_sin_cos_model_error_bound(cos):
         for b, g, d, neg, yy, kk in zip(xs, got, direct, negative, y, ks, strict=True):
             exact = trig_reference(b, cos)
             if d >= 0:                                   # no iteration: an exact result
-                assert exact in (0, 1) and value(g) == exact and g == d, hex(b)
+                assert exact in (0, 1) and b32(g) == exact and g == d, hex(b)
                 if exact == 0:                           # sin: the sign of x - rint(x)
-                    r = Fraction(value(b)) - round(Fraction(value(b)))
+                    r = Fraction(b32(b)) - round(Fraction(b32(b)))
                     assert g >> 31 == (0 if cos else int(r < 0 or (r == 0 and b >> 31))), hex(b)
                 continue
             unrounded = (-1 if neg else 1) * decimal.Decimal(int(yy)) / decimal.Decimal(2) ** (
@@ -807,7 +680,7 @@ def f32_rne(x: decimal.Decimal) -> int:
         e += 1
     scaled = q * Fraction(2) ** (24 - e)                 # 24 significant bits
     n = round(scaled)                                    # half to even
-    return sign | struct.unpack("<I", struct.pack("<f", float(n * Fraction(2) ** (e - 24))))[0]
+    return sign | f32(float(n * Fraction(2) ** (e - 24)))
 
 
 def test_sin_cos_exact_values():

@@ -13,12 +13,10 @@ instruction with those fields.
 from __future__ import annotations
 
 import random
-import struct
 import types
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from gpgpu_hdl.cu.fpu.ops import FP_OPS, fp_member
 from gpgpu_hdl.cu.fpu.unit import FLOAT_RESULT_OPS, FP_BUILT_OPS, FpLaneUnit
@@ -27,6 +25,8 @@ from gpgpu_hdl.emu.context import FpMode, LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
 from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.isa.table import TABLE
+from tests.bits import f32
+from tests.simulation import simulate
 
 INFO = {e.mnemonic: e for e in TABLE}
 
@@ -41,16 +41,12 @@ SPECIALS = (0, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC
             0x3F7FFFFF, 0x3F800001, 0x40000000, 0x00400000)
 
 
-def _f32(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
 def _operand(rng: random.Random) -> int:
     r = rng.random()
     if r < 0.25:
         return rng.choice(SPECIALS)
     if r < 0.85:        # moderate floats, often near [0, 1] so that clamp bites
-        return _f32(rng.uniform(-2.5, 2.5) * 2.0 ** rng.randint(-10, 10))
+        return f32(rng.uniform(-2.5, 2.5) * 2.0 ** rng.randint(-10, 10))
     return rng.getrandbits(32)
 
 
@@ -151,10 +147,7 @@ def _run(unit: FpLaneUnit, vectors: list[_Vector],
                 assert cycles <= unit.latency, f"{v.op}: no done within {unit.latency} cycles"
             got.append((ctx.get(unit.result), ctx.get(unit.flag), cycles))
 
-    sim = Simulator(unit)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(unit, bench, clock=1e-6)
     return got
 
 

@@ -1,0 +1,36 @@
+"""The host runtime API (:mod:`gpgpu_hdl.runtime`): devices, buffers, kernel launches and the
+errors that name what is wrong with a launch (argument marshalling, NDRange, backend, kernel
+name). Kernels that the runtime runs to test the emulator are in ``tests/emu``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpgpu_hdl.runtime import (ArgumentError, BackendError, Device, LocalMemory, NDRangeError,
+                               UnknownKernelError)
+
+KERNELS = Path(__file__).resolve().parents[2] / "examples" / "kernels"
+
+
+def test_runtime_argument_and_ndrange_errors():
+    dev = Device("emu")
+    prog = dev.load(KERNELS / "vecadd.bin")
+    a = dev.array(np.zeros(64, np.int32))
+    with pytest.raises(ArgumentError, match="argument segment"):
+        prog.vecadd(a, a, np.int32(64), global_size=64, local_size=64)
+    with pytest.raises(ArgumentError, match="argument 3 .*numpy scalars"):
+        prog.vecadd(a, a, a, 64, global_size=64, local_size=64)
+    with pytest.raises(NDRangeError, match="does not divide"):
+        prog.vecadd(a, a, a, np.int32(64), global_size=100, local_size=64)
+    with pytest.raises(NDRangeError, match="exceeds"):
+        prog.vecadd(a, a, a, np.int32(64), global_size=2048, local_size=2048)
+    with pytest.raises(UnknownKernelError, match="vecadd"):
+        prog.vecmul(a, a, a, np.int32(64), global_size=64)
+    with pytest.raises(BackendError, match="emu"):
+        Device("gpu")
+    with pytest.raises(ArgumentError):
+        LocalMemory(0)
