@@ -1,4 +1,5 @@
-"""Load ``examples/suite/`` (the reference-check suite, a package) for the tests.
+"""Load ``examples/suite/`` (the reference-check suite, a package) for the tests, and say which
+of its cases the RTL can run and for how long.
 
 It is loaded by path under a unique module name, registered in ``sys.modules`` before it
 runs because its dataclasses look their module up. Its submodules import each other
@@ -24,3 +25,31 @@ def load_suite():
         sys.modules[NAME] = module
         spec.loader.exec_module(module)
     return sys.modules[NAME]
+
+
+def mnemonics(case) -> set[str]:
+    """The instructions of the kernels a suite case launches."""
+    from gpgpu_hdl.isa.codeobj import CodeObject
+    from gpgpu_hdl.isa.decoder import decode
+    obj = CodeObject.load(load_suite().code_object(case))
+    wanted = set(case.kernels)
+    return {inst.info.mnemonic for k in obj.kernels if k.name in wanted for inst in decode(k.code)}
+
+
+def rtl_ready(case) -> bool:
+    """Whether the compute unit implements every instruction of the case's kernels."""
+    from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
+    return mnemonics(case) <= SUPPORTED_MNEMONICS
+
+
+def emu_cost(case) -> int:
+    """Wave-instructions the case retires on the emulator."""
+    from gpgpu_hdl.runtime import Device
+    _, run = load_suite().run_device(case, Device("emu"), case.inputs())
+    return sum(r.instructions for r in run.results)
+
+
+def cycle_limit(case) -> int:
+    """Clock cycles after which an RTL run of the case stops: a hang fails within a bounded
+    time, generous against the emulator's work."""
+    return 400 * emu_cost(case) + 200_000

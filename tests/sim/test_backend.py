@@ -25,7 +25,7 @@ from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.runtime import IllegalInstruction
 from gpgpu_hdl.sim.trace import compare_traces
 
-from tests._suite import load_suite
+from tests._suite import cycle_limit, emu_cost, load_suite, rtl_ready
 
 suite = load_suite()
 
@@ -33,22 +33,6 @@ suite = load_suite()
 #: simulates 36-92 thousand cycles a second; the largest case (jacobi2d, 15,040
 #: wave-instructions) takes about 30 s, bitonic_sort (7,740, with long traces) 80 s.
 _DEFAULT_BUDGET = 20_000
-
-
-def _mnemonics(case) -> set[str]:
-    obj = CodeObject.load(suite.code_object(case))
-    wanted = set(case.kernels)
-    return {inst.info.mnemonic for k in obj.kernels if k.name in wanted for inst in decode(k.code)}
-
-
-def rtl_ready(case) -> bool:
-    return _mnemonics(case) <= SUPPORTED_MNEMONICS
-
-
-def _cost(case) -> int:
-    """Wave-instructions the case retires on the emulator."""
-    _, run = suite.run_device(case, Device("emu"), case.inputs())
-    return sum(r.instructions for r in run.results)
 
 
 #: cases seen to misbehave on the RTL, kept visible as strict expected failures (opt-in runs)
@@ -62,17 +46,12 @@ def _cases():
         if not rtl_ready(case):
             continue
         marks = []
-        if rtl_ready(case) and (_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD):
+        if rtl_ready(case) and (emu_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD):
             marks.append(pytest.mark.slow)
         if case.name in _KNOWN_BAD:
             marks.append(pytest.mark.xfail(strict=True, reason=_KNOWN_BAD[case.name]))
         out.append(pytest.param(case, id=case.name, marks=marks))
     return out
-
-
-def _cycle_limit(case) -> int:
-    """A hang fails within a bounded time: generous against the emulator's work."""
-    return 400 * _cost(case) + 200_000
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +65,7 @@ def rtl_device():
 def test_case_matches_emulator(case, rtl_device):
     inputs = case.inputs()
     want, emu = suite.run_device(case, Device("emu"), inputs, trace=True)
-    got, run = suite.run_device(case, rtl_device(max_cycles=_cycle_limit(case)), inputs,
+    got, run = suite.run_device(case, rtl_device(max_cycles=cycle_limit(case)), inputs,
                                 trace=True)
     for e, r in zip(emu.results, run.results, strict=True):
         assert r.cycles and r.cycles > 0

@@ -24,8 +24,7 @@ from gpgpu_hdl.runtime import ArgumentError, BackendError, Device, IllegalInstru
 from gpgpu_hdl.sim.trace import compare_traces
 from trimmer.policy import TrimError, trim_config
 
-from tests._suite import load_suite
-from tests.sim.test_backend import _cycle_limit, rtl_ready
+from tests._suite import cycle_limit, load_suite, rtl_ready
 
 suite = load_suite()
 _BY_NAME = {c.name: c for c in suite.CASES}
@@ -61,7 +60,7 @@ def _trimmed_cases():
 
 @pytest.mark.parametrize("case", _trimmed_cases())
 def test_unit_trimmed_for_a_kernel_runs_it(case):
-    device = Device("verilator", profile=trim_config(_entries(case)), max_cycles=_cycle_limit(case))
+    device = Device("verilator", profile=trim_config(_entries(case)), max_cycles=cycle_limit(case))
     config = device.backend.config
     assert not config.is_full
     _check(case, device)
@@ -79,7 +78,7 @@ def _union_entries() -> list[str]:
 def test_union_profile_runs_all_its_kernels():
     cases = [_BY_NAME[n] for n in _UNION]
     entries = _union_entries()
-    limit = max(_cycle_limit(c) for c in cases)
+    limit = max(cycle_limit(c) for c in cases)
     device = Device("verilator", profile=trim_config(entries), max_cycles=limit)
     plan = BuildPlan.of(device.backend.config.profile,
                         lds_bytes=device.backend.config.lds_bytes)
@@ -94,7 +93,7 @@ def test_kernel_outside_the_profile_traps_at_its_first_foreign_instruction():
     # the union unit has the registers maxpool2x2 needs, but not its s_add_i32
     other = _BY_NAME["maxpool2x2"]
     device = Device("verilator", profile=trim_config(_union_entries()),
-                    max_cycles=_cycle_limit(other))
+                    max_cycles=cycle_limit(other))
     profile = device.backend.config.profile
     code = CodeObject.load(suite.code_object(other)).kernel(other.kernels[0]).code
     # the kernel's first foreign instruction comes before any branch
