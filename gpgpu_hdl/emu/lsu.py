@@ -4,7 +4,8 @@ Every access completes when the instruction executes, so ``s_waitcnt`` has nothi
 for. Addressing follows ``shared/reference/si_isa.md`` sections 6.7-6.9: SMRD immediate
 offsets in dwords and SGPR offsets in bytes; DS addresses relative to the workgroup's LDS with
 the M0 / allocation limit (out-of-range reads return 0, writes are dropped); buffer addresses
-from the V# (addr64, offen, idxen, ADD_TID, swizzle, raw-buffer range check). Atomics are
+from the V# (addr64, offen, idxen, ADD_TID, swizzle, raw-buffer range check). Scalar and buffer
+addresses wrap modulo 2**48, the width of the hardware's virtual addresses. Atomics are
 applied lane by lane in ascending lane order, which fixes the values returned when lanes
 collide.
 """
@@ -22,10 +23,13 @@ from .operands import scalar_reader
 from .salu import sext
 from .wave import M0, Wave
 
-__all__ = ["compile_smrd", "compile_ds", "compile_mubuf", "ATOMIC_OPS"]
+__all__ = ["compile_smrd", "compile_ds", "compile_mubuf", "ATOMIC_OPS", "VA_MASK"]
 
 M32 = 0xFFFFFFFF
+#: Scalar and buffer addresses are 48-bit virtual addresses: sums wrap modulo 2**48.
+VA_MASK = (1 << 48) - 1
 _U32, _U64, _I64 = np.uint32, np.uint64, np.int64
+_VA_MASK64 = _U64(VA_MASK)
 StepFn = Callable[[Wave], object]
 
 
@@ -150,15 +154,16 @@ def compile_smrd(inst: Instruction) -> StepFn | None:
             addr = s[base] | (s[base + 1] & 0xFFFF) << 32
             stride, records = (s[base + 1] >> 16) & 0x3FFF, s[base + 2]
             boff = offset_of(w) & ~3
-            values = w.mem.read_u32(addr + boff, n) if stride or boff + 4 * n <= records else [
-                w.mem.read_u32(addr + boff + 4 * i)[0] if boff + 4 * i < records else 0
-                for i in range(n)]
+            values = w.mem.read_u32((addr + boff) & VA_MASK, n) \
+                if stride or boff + 4 * n <= records else [
+                    w.mem.read_u32((addr + boff + 4 * i) & VA_MASK)[0]
+                    if boff + 4 * i < records else 0 for i in range(n)]
             s[dst:dst + n] = values
         return buffer_load
 
     def load(w: Wave) -> None:
         s = w.s
-        addr = ((s[base] | s[base + 1] << 32) + offset_of(w)) & ~3
+        addr = ((s[base] | s[base + 1] << 32) + offset_of(w)) & VA_MASK & ~3
         s[dst:dst + n] = w.mem.read_u32(addr, n)
     return load
 
@@ -327,6 +332,10 @@ def _ds_atomic(addr_reg, offsets, kind, bits, d0, d1, vdst, two=False) -> StepFn
 def _buffer_addresses(inst: Instruction) -> Callable[[Wave, np.ndarray], tuple]:
     """-> fn(w, lanes, size) giving (uint64 addresses, in-range mask) of the active lanes.
 
+    The address is the V# base plus the offsets, modulo 2**48 (:data:`VA_MASK`), as the
+    hardware's 48-bit virtual address: clang folds a negative element offset into the base
+    (``in[i - 1]`` can become base ``0xffffffffffff`` with ``vaddr`` pointing at ``in[i]``).
+
     Raw buffers (stride 0) are range-checked per access: an access not wholly below
     NUM_RECORDS - SOFFSET is out of range (loads read 0, stores and atomics do nothing).
     Structured buffers check the index against NUM_RECORDS; addr64 is never checked."""
@@ -343,7 +352,7 @@ def _buffer_addresses(inst: Instruction) -> Callable[[Wave, np.ndarray], tuple]:
         soffset = read_soffset(w)
         if addr64:
             v = w.v[vaddr, lanes].astype(_U64) | (w.v[vaddr + 1, lanes].astype(_U64) << _U64(32))
-            return v + _U64(base + inst_offset + soffset), None
+            return (v + _U64(base + inst_offset + soffset)) & _VA_MASK64, None
         n = int(lanes.sum()) if lanes.dtype == bool else len(lanes)
         stride = (dw1 >> 16) & 0x3FFF
         index = np.zeros(n, dtype=_I64)
@@ -361,7 +370,7 @@ def _buffer_addresses(inst: Instruction) -> Callable[[Wave, np.ndarray], tuple]:
         else:
             boff = index * stride + off
         ok = boff + size <= dw2 - soffset if stride == 0 else index < dw2
-        return (boff + base + soffset).astype(_U64), ok
+        return (boff + base + soffset).astype(_U64) & _VA_MASK64, ok
     return addresses
 
 

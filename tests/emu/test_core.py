@@ -272,6 +272,49 @@ def test_smrd_offsets_and_buffer_addressing():
         assert out[lane, 7] == want
 
 
+def test_addresses_wrap_at_48_bits():
+    """Buffer and scalar addresses are 48-bit virtual addresses: base plus offsets wraps
+    modulo 2**48, as clang relies on when it folds ``in[i - 1]`` into a V# base of -4."""
+    words = np.arange(100, 164, dtype=np.uint32)
+    body = """
+    s_load_dwordx4 s[4:7], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v1, 2, v0
+    v_add_i32 v1, vcc, 4, v1
+    v_add_i32 v2, vcc, s4, v1
+    v_mov_b32 v3, s5
+    v_addc_u32 v3, vcc, 0, v3, vcc
+    s_mov_b32 s8, 0xfffffffc
+    s_mov_b32 s9, 0xffff
+    s_mov_b32 s10, 0
+    s_mov_b32 s11, 0xf000
+    buffer_load_dword v4, v[2:3], s[8:11], 0 addr64
+    s_add_u32 s12, s4, 8
+    s_addc_u32 s13, s5, 0x10000
+    s_load_dword s14, s[12:13], 0x0
+    s_add_u32 s20, s4, 8
+    s_mov_b32 s18, -1
+    s_mov_b32 s19, 0xf000
+    s_mov_b32 s16, 0xfffffffc
+    s_mov_b32 s17, 0xffff
+    s_buffer_load_dword s15, s[16:19], s20
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    v_mov_b32 v5, s14
+    v_mov_b32 v6, s15
+    v_lshlrev_b32 v7, 4, v0
+    v_mov_b32 v8, 0
+    v_add_i32 v7, vcc, s6, v7
+    v_mov_b32 v8, s7
+    v_addc_u32 v8, vcc, 0, v8, vcc
+    s_mov_b64 s[8:9], 0
+    buffer_store_dwordx3 v[4:6], v[7:8], s[8:11], 0 addr64
+    s_endpgm"""
+    _, (_, out) = run_asm(body, words, np.zeros((64, 4), np.uint32))
+    assert (out[:, 0] == words).all()             # vaddr in[lane + 1], base -4
+    assert (out[:, 1] == words[2]).all()          # s_load at in + 8 + 2**48
+    assert (out[:, 2] == words[1]).all()          # s_buffer_load: base -4, offset in + 8
+
+
 def test_lds_widths_read2_atomics_and_m0_limit():
     body = f"""
     {ARG0_BUFFER}
