@@ -4,11 +4,13 @@
 Usage::
 
     python examples/run_suite.py [--backend emu] [--only NAME ...] [--no-pocl] [--list]
+                                 [--check-bounds]
 
 Every case runs on the device through ``gpgpu_hdl.runtime`` and is compared with the same
 OpenCL source run on PoCL (``--no-pocl``: with the case's numpy model instead). ``--backend
 pocl`` runs the cases on PoCL itself and checks them against the numpy models, which needs no
-emulator. ``--only`` takes case names or kernel names. The exit status is 1 when a case fails
+emulator. ``--only`` takes case names or kernel names. ``--check-bounds`` runs the emulator
+with bounds checking: a kernel that reads or writes outside its buffers fails its case. The exit status is 1 when a case fails
 or cannot run, 0 when all pass.
 """
 
@@ -43,13 +45,15 @@ def _verdict(case: suite.Case, ref: dict, got: dict) -> tuple[bool, str]:
     return True, "PASS" + (f" (max {worst} ulp)" if worst is not None else "")
 
 
-def _make_device(backend: str, show_traceback: bool):
+def _make_device(backend: str, show_traceback: bool, check_bounds: bool = False):
     if backend == "pocl":
+        if check_bounds:
+            raise GpgpuError("--check-bounds checks the emulator's accesses (--backend emu)")
         return None
     try:
         from gpgpu_hdl.runtime import Device
 
-        return Device(backend)
+        return Device(backend, **({"check_bounds": True} if check_bounds else {}))
     except GpgpuError:
         raise
     except Exception as exc:            # the runtime is missing or broken: one line, no trace
@@ -94,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="case or kernel names (default: all cases)")
     parser.add_argument("--no-pocl", action="store_true",
                         help="compare with the numpy models instead of PoCL")
+    parser.add_argument("--check-bounds", action="store_true",
+                        help="emulator: stop a kernel that reads or writes outside its buffers "
+                             "(Device('emu', check_bounds=True))")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="print the traceback of a case that crashes")
@@ -119,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                 table.add_row(c.name, c.kernel, _sizes(c), str(len(c.launches)), Text(c.note))
             console.print(table)
             return 0
-        device = _make_device(args.backend, args.traceback)
+        device = _make_device(args.backend, args.traceback, args.check_bounds)
     except GpgpuError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1

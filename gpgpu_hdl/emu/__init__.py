@@ -14,13 +14,13 @@ Most users go through :mod:`gpgpu_hdl.runtime` (``Device("emu")``) instead.
 from __future__ import annotations
 
 from .machine import Emulator, LaunchStats
-from .memory import GLOBAL_BASE, Lds, Memory, MemoryFault
+from .memory import GLOBAL_BASE, BoundsError, Lds, Memory, MemoryFault
 from .program import EmulatorError, Program, UnsupportedInstruction
 from .trace import CommitTrace, per_wave, read_trace
 
-__all__ = ["Emulator", "LaunchStats", "Memory", "Lds", "MemoryFault", "GLOBAL_BASE", "Program",
-           "EmulatorError", "UnsupportedInstruction", "CommitTrace", "per_wave", "read_trace",
-           "SUPPORTED_MNEMONICS"]
+__all__ = ["Emulator", "LaunchStats", "Memory", "Lds", "MemoryFault", "BoundsError",
+           "GLOBAL_BASE", "Program", "EmulatorError", "UnsupportedInstruction", "CommitTrace",
+           "per_wave", "read_trace", "SUPPORTED_MNEMONICS"]
 
 _supported: frozenset[str] | None = None
 

@@ -398,14 +398,15 @@ def compile_mubuf(inst: Instruction) -> StepFn | None:
             lanes = w.exec_lanes()
             addrs, ok = addresses(w, lanes, size)
             out = np.zeros((len(addrs), dwords), dtype=_U32)
+            idx = np.flatnonzero(lanes)
             if ok is None:
-                got = w.mem.load(addrs, size)
+                got = w.mem.load(addrs, size, idx)
                 if size < 4:
                     out[:, 0] = _extend(got, size, signed)
                 else:
                     out[:] = got
             else:
-                got = w.mem.load(addrs[ok], size)
+                got = w.mem.load(addrs[ok], size, idx[ok])
                 if size < 4:
                     out[ok, 0] = _extend(got, size, signed)
                 else:
@@ -417,11 +418,12 @@ def compile_mubuf(inst: Instruction) -> StepFn | None:
         lanes = w.exec_lanes()
         addrs, ok = addresses(w, lanes, size)
         values = w.v[vdata:vdata + dwords, lanes].T
+        idx = np.flatnonzero(lanes)
         if ok is not None:
-            addrs, values = addrs[ok], values[ok]
+            addrs, values, idx = addrs[ok], values[ok], idx[ok]
         if size < 4:
             values = values[:, 0]
-        w.mem.store(addrs, values, size)
+        w.mem.store(addrs, values, size, idx)
         if w.mem_log is not None:
             _log(w, "global", addrs, values, size)
     return buffer_store
@@ -440,6 +442,8 @@ def _buffer_atomic(addresses, kind, bits, vdata, count, glc) -> StepFn:
         addrs, ok = addresses(w, lanes, size)
         old_values = np.zeros(len(idx), dtype=np.uint64)
         mem = w.mem
+        mem.check(addrs if ok is None else addrs[ok], size, "atomic",
+                  idx if ok is None else idx[ok])
         for j, lane in enumerate(idx.tolist()):
             if ok is not None and not ok[j]:
                 continue
@@ -547,7 +551,8 @@ def _buffer_format(inst: Instruction, addresses, vdata: int) -> StepFn:
             if wanted == 4 and count < 4:                 # missing W reads as 1
                 out[:, 3] = 0x3F800000 if kind in ("float", "unorm", "snorm", "uscaled",
                                                    "sscaled") else 1
-            raw = w.mem.load(addrs[ok], size) if ok.any() else np.zeros((0, 1), _U32)
+            idx = np.flatnonzero(lanes)
+            raw = w.mem.load(addrs[ok], size, idx[ok]) if ok.any() else np.zeros((0, 1), _U32)
             comps = np.ascontiguousarray(raw).view(np.uint8).reshape(-1, size).view(
                 _UINTS[bits])
             out[ok, :n] = decode_components(comps[:, :n], bits, kind)
@@ -559,12 +564,13 @@ def _buffer_format(inst: Instruction, addresses, vdata: int) -> StepFn:
         data = np.ascontiguousarray(comps).view(np.uint8).reshape(len(values), nbytes)
         padded = np.zeros((len(values), -(-nbytes // 4) * 4), dtype=np.uint8)
         padded[:, :nbytes] = data
-        targets = addrs[ok]
+        targets, idx = addrs[ok], np.flatnonzero(lanes)[ok]
         if nbytes % 4 == 0:
-            w.mem.store(targets, padded.view(_U32), nbytes)
+            w.mem.store(targets, padded.view(_U32), nbytes, idx)
         else:
+            w.mem.check(targets, nbytes, "store", idx)
             for k in range(nbytes):                       # 1-, 2- or 6-byte element
-                w.mem.store(targets + _U64(k), padded[:, k].astype(_U32), 1)
+                w.mem.store(targets + _U64(k), padded[:, k].astype(_U32), 1, idx)
         if w.mem_log is not None:
             _log(w, "global", targets, padded, nbytes)
     return buffer_format

@@ -5,6 +5,7 @@
 >>> prog = dev.load("examples/kernels/vecadd.bin")        # doctest: +SKIP
 """
 
+from ..emu.memory import BoundsError, MemoryFault
 from .backends import BACKENDS
 from .device import Buffer, Device, Kernel, LoadedProgram, LocalMemory
 from .errors import (ArgumentError, BackendError, IllegalInstruction, NDRangeError, RtlTrap,
@@ -13,4 +14,4 @@ from .result import KernelResult
 
 __all__ = ["Device", "Buffer", "LocalMemory", "LoadedProgram", "Kernel", "KernelResult",
            "ArgumentError", "NDRangeError", "UnknownKernelError", "BackendError", "RtlTrap",
-           "IllegalInstruction", "BACKENDS"]
+           "IllegalInstruction", "MemoryFault", "BoundsError", "BACKENDS"]

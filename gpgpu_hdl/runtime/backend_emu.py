@@ -14,18 +14,20 @@ __all__ = ["EmuBackend", "open_emu"]
 
 
 def open_emu(*, memory_limit: int | None = None, max_instructions: int | None = None,
-             **_timing: Any) -> EmuBackend:
+             check_bounds: bool = False, **_timing: Any) -> EmuBackend:
     """The backend of ``Device("emu", ...)``: 1 GiB of device memory unless ``memory_limit``
-    says otherwise. The options that describe simulated hardware (``config``, ``max_cycles``,
-    ``mem_latency``) mean nothing to the emulator, which has no timing, and are ignored."""
-    return EmuBackend(memory_limit or 1 << 30, max_instructions)
+    says otherwise, every access checked against the allocations with ``check_bounds``. The
+    options that describe simulated hardware (``config``, ``max_cycles``, ``mem_latency``)
+    mean nothing to the emulator, which has no timing, and are ignored."""
+    return EmuBackend(memory_limit or 1 << 30, max_instructions, check_bounds=check_bounds)
 
 
 class EmuBackend:
     """Owns the device memory and one compiled :class:`Program` per kernel."""
 
-    def __init__(self, memory_limit: int, max_instructions: int | None) -> None:
-        self.memory = Memory(memory_limit)
+    def __init__(self, memory_limit: int, max_instructions: int | None, *,
+                 check_bounds: bool = False) -> None:
+        self.memory = Memory(memory_limit, check_bounds=check_bounds)
         self.emulator = Emulator(self.memory, max_instructions or MAX_INSTRUCTIONS)
 
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:

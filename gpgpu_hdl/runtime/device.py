@@ -81,6 +81,10 @@ class Buffer:
         return f"<Buffer {self.dtype}{list(self.shape)} at {self.address:#x}>"
 
 
+def _buffer_label(dtype: Any, shape: tuple[int, ...]) -> str:
+    return f"a buffer of {np.dtype(dtype)}[{', '.join(map(str, shape))}]"
+
+
 def _dims(value: Any, what: str) -> tuple[int, ...]:
     if isinstance(value, int | np.integer):
         value = (value,)
@@ -153,6 +157,12 @@ class Kernel:
         if offsets and len(offsets) != len(gdims):
             raise NDRangeError(f"{self.name}: global_offset needs {len(gdims)} values")
         kinds, values = self._marshal(args)
+        memory = self.program.device.memory
+        if getattr(memory, "check_bounds", False):
+            for i, a in enumerate(args):
+                if isinstance(a, Buffer):
+                    memory.label(a.address, f"argument {i} of {self.name} "
+                                 f"({_buffer_label(a.dtype, a.shape)})")
         layout = layout_args(kinds)
         if not layout.fits(header.kernarg_bytes):
             raise ArgumentError(
@@ -190,7 +200,8 @@ class LoadedProgram:
         self.code = code
         self.path = path
         mem = device.memory
-        bases = {s.name: mem.alloc(len(s.data), max(s.align, 256)) for s in code.sections}
+        bases = {s.name: mem.alloc(len(s.data), max(s.align, 256), f"{path} {s.name}")
+                 for s in code.sections}
         try:
             images = code.link(bases)
         except ValueError as exc:
@@ -252,6 +263,13 @@ class Device:
         1); ``clocks``: ``(cu_mhz, bus_mhz)`` (default ``(50, 50)``); ``prefetch``: the BRAM
         prefetch buffer, ``True`` (32 KiB), ``False`` (none, the default) or its size in
         bytes. Giving any of them selects the SoC; commit traces need the bare unit.
+    check_bounds : bool
+        Emulator: check every memory access of a kernel against the allocations, like a
+        sanitizer. An access outside every buffer (and code object and launch area) the host
+        allocated, or up to :data:`~gpgpu_hdl.emu.memory.REDZONE` bytes past the end of one,
+        stops the launch with :class:`~gpgpu_hdl.emu.memory.BoundsError` naming the kernel,
+        PC, instruction, lane, address and the buffer (the kernel argument) it ran past.
+        Without it a kernel may read or write a neighbouring buffer, as on the hardware.
     profile : CuConfig, optional
         Verilator: simulate a unit trimmed for a set of kernels, as the trimmer builds it
         (``trimmer.trim_config(["vecadd.bin", "matmul.bin:matmul_int"], base)``, what ``trim``
@@ -264,7 +282,7 @@ class Device:
                  max_instructions: int | None = None, config: Any = None,
                  max_cycles: int | None = None, mem_latency: int | None = None,
                  profile: Any = None, cus: int | None = None, clocks: Any = None,
-                 prefetch: bool | int | None = None) -> None:
+                 prefetch: bool | int | None = None, check_bounds: bool = False) -> None:
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}; choose one of "
                                f"{', '.join(BACKENDS)}")
@@ -286,7 +304,12 @@ class Device:
                 raise ArgumentError("give config= or profile=, not both (trim_config takes "
                                     "the base configuration)")
             config = profile
-        options = {"memory_limit": memory_limit, "max_instructions": max_instructions,
+        if check_bounds and backend != "emu":
+            raise BackendError(f"check_bounds= checks accesses on the emulator; the {backend!r} "
+                               "backend has no such check (use Device('emu', "
+                               "check_bounds=True))")
+        options = {"check_bounds": check_bounds or None,
+                   "memory_limit": memory_limit, "max_instructions": max_instructions,
                    "config": config, "max_cycles": max_cycles, "mem_latency": mem_latency,
                    **soc}
         self.backend = open_backend(backend, **{k: v for k, v in options.items()
@@ -304,7 +327,9 @@ class Device:
         data = np.ascontiguousarray(values, dtype=dtype)
         if data.dtype.hasobject:
             raise ArgumentError("device buffers hold plain numbers, not Python objects")
-        buf = Buffer(self, self.memory.alloc(max(data.nbytes, 1), 256), data.shape, data.dtype)
+        buf = Buffer(self, self.memory.alloc(max(data.nbytes, 1), 256,
+                                             _buffer_label(data.dtype, data.shape)),
+                     data.shape, data.dtype)
         if data.nbytes:
             self.memory.write(buf.address, data)
         return buf
@@ -314,7 +339,8 @@ class Device:
         shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
         dt = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-        return Buffer(self, self.memory.alloc(max(nbytes, 1), 256), shape, dt)
+        return Buffer(self, self.memory.alloc(max(nbytes, 1), 256, _buffer_label(dt, shape)),
+                      shape, dt)
 
     zeros = empty
 
@@ -334,7 +360,8 @@ class Device:
         addr, size = self._launch_area
         if nbytes > size:
             size = max(nbytes, 2 * size, 4096)
-            addr = self.memory.alloc(size, 256)
+            addr = self.memory.alloc(size, 256, "the launch area (kernel arguments, dispatch "
+                                                "packet, private scratch)")
             self._launch_area = (addr, size)
         return addr
 
