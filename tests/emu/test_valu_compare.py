@@ -18,8 +18,8 @@ import pytest
 
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
 from tests.bits import f32, f64, sext
-from tests.emu.valu_models import (CTX, DEN_NEG, DEN_POS, DENORM, INF32, NINF32, lanes, pairs, run,
-                                   zipped)
+from tests.emu.valu_models import (CTX, DEN_NEG, DEN_POS, DENORM, INF32, NINF32, PAIR_BATCHES,
+                                   lanes, pairs, run, zipped)
 
 pytestmark = pytest.mark.usefixtures("valu_environment")
 
@@ -61,8 +61,9 @@ INT_PREDICATES = {"f": lambda a, b: False, "lt": lambda a, b: a < b, "eq": lambd
 
 
 @pytest.mark.parametrize("cond", sorted(INT_PREDICATES))
-def test_integer_compares(cond):
-    a, b = pairs()
+@pytest.mark.parametrize("batch", range(PAIR_BATCHES))
+def test_integer_compares(cond, batch):
+    a, b = pairs(batch)
     pred = INT_PREDICATES[cond]
     for kind in ("cmp", "cmpx"):
         assert list(run(f"v_{kind}_{cond}_u32", a, b)) == [pred(x, y) for x, y in zipped(a, b)]

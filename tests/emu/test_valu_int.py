@@ -17,13 +17,14 @@ import pytest
 from gpgpu_hdl.emu.context import LaneContext
 from gpgpu_hdl.emu.valu_ops import VALU_OPS
 from tests.bits import M32, M64, sext
-from tests.emu.valu_models import CTX, RNG, lanes, pairs, rand_u32, run, zipped
+from tests.emu.valu_models import CTX, PAIR_BATCHES, RNG, lanes, pairs, rand_u32, run, zipped
 
 pytestmark = pytest.mark.usefixtures("valu_environment")
 
 
-def test_add_sub_carry_and_borrow():
-    a, b = pairs()
+@pytest.mark.parametrize("batch", range(PAIR_BATCHES))
+def test_add_sub_carry_and_borrow(batch):
+    a, b = pairs(batch)
     d, c = run("v_add_i32", a, b)
     assert [int(x) for x in d] == [(x + y) & M32 for x, y in zipped(a, b)]
     assert list(c) == [x + y > M32 for x, y in zipped(a, b)]
@@ -81,8 +82,9 @@ def test_64bit_shifts():
     assert got == [(v >> (s & 63)) & M64 for v, s in zipped(sign, am)]
 
 
-def test_signed_and_unsigned_min_max():
-    a, b = pairs()
+@pytest.mark.parametrize("batch", range(PAIR_BATCHES))
+def test_signed_and_unsigned_min_max(batch):
+    a, b = pairs(batch)
     c = [int(v) for v in rand_u32(64)]
     assert [int(x) for x in run("v_min_i32", a, b)] == [min(sext(x), sext(y)) & M32
                                                         for x, y in zipped(a, b)]
@@ -103,8 +105,9 @@ def test_signed_and_unsigned_min_max():
     assert int(run("v_min_u32", [M32], [0x80000000])[0]) == 0x80000000
 
 
-def test_multiplies():
-    a, b = pairs()
+@pytest.mark.parametrize("batch", range(PAIR_BATCHES))
+def test_multiplies(batch):
+    a, b = pairs(batch)
     c = [int(v) for v in rand_u32(64)]
     assert [int(x) for x in run("v_mul_lo_u32", a, b)] == [(x * y) & M32 for x, y in zipped(a, b)]
     assert [int(x) for x in run("v_mul_lo_i32", a, b)] == [(sext(x) * sext(y)) & M32

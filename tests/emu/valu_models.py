@@ -133,13 +133,19 @@ EDGE32 = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE, 0
           0xDEADBEEF]
 
 
-def pairs():
-    """Two 64-lane operand lists: the first 64 (a, b) pairs of :data:`EDGE32` corners (the
-    random words drawn after them, 36 a list, fall beyond the 64 lanes but advance
-    :data:`RNG`)."""
-    a = [x for x in EDGE32 for _ in EDGE32] + [int(v) for v in rand_u32(36)]
-    b = [y for _ in EDGE32 for y in EDGE32] + [int(v) for v in rand_u32(36)]
-    return a[:64], b[:64]
+#: how many 64-lane batches :func:`pairs` takes to cover every pair of :data:`EDGE32` corners
+PAIR_BATCHES = -(-len(EDGE32) ** 2 // 64)
+
+
+def pairs(batch: int = 0):
+    """Two 64-lane operand lists: batch ``batch`` of the (a, b) pairs of :data:`EDGE32`
+    corners, every pair once over the :data:`PAIR_BATCHES` batches, the last one filled up
+    with random words."""
+    n = PAIR_BATCHES * 64
+    fill = n - len(EDGE32) ** 2
+    a = [x for x in EDGE32 for _ in EDGE32] + [int(v) for v in rand_u32(fill)]
+    b = [y for _ in EDGE32 for y in EDGE32] + [int(v) for v in rand_u32(fill)]
+    return a[64 * batch:64 * (batch + 1)], b[64 * batch:64 * (batch + 1)]
 
 
 def decimal_pi() -> D:
