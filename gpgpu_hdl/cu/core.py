@@ -99,7 +99,7 @@ DispatchLayout = data.StructLayout({
 })
 
 
-class TrapCause(enum.IntEnum, shape=3):
+class TrapCause(enum.IntEnum, shape=4):
     """Why a wave stopped the launch (the ``cause`` of :data:`TrapLayout`)."""
 
     NONE = 0
@@ -110,9 +110,10 @@ class TrapCause(enum.IntEnum, shape=3):
     SGPR_RANGE = 5    # M0-relative access outside the SGPRs
     RESOURCES = 6     # the workgroup can never fit
     ABORT = 7         # stopped from outside (a memory error in the SoC)
+    MEM_RANGE = 8     # a 48-bit address at or above 4 GiB, beyond the physical memory
 
 
-TrapLayout = data.StructLayout({"cause": 3, "slot": 4, "pc": 32, "inst": 64})
+TrapLayout = data.StructLayout({"cause": 4, "slot": 4, "pc": 32, "inst": 64})
 
 CountersLayout = data.StructLayout({"cycles": 48, "instructions": 40, "valu_busy": 40,
                                     "mem_wait": 40, "idle": 40})
@@ -765,16 +766,27 @@ class ComputeUnit(wiring.Component):
                                       + ((b_off >> es) << es)) << ist))
         with m.Else():
             m.d.comb += b_boff.eq(b_index * buf_stride + b_off)
+        # The address is SI's 48-bit virtual address, base + offsets modulo 2**48 (clang
+        # folds in[i - 1] into a base of -1); the unit's physical memory is the low 4 GiB, so
+        # a sum whose bits [47:32] are not 0 traps (MEM_RANGE) instead of aliasing below.
+        b_sum = Signal(34)
+        b_hi = Signal(16)
         with m.If(f_addr64):
-            m.d.comb += [b_addr.eq(lane_v[0] + buf_base + f_offset + soffset), b_ok.eq(1)]
+            m.d.comb += [b_sum.eq(lane_v[0] + buf_base + f_offset + soffset),
+                         b_hi.eq(lane_v[1][:16] + vsharp[1][:16] + b_sum[32:]), b_ok.eq(1)]
         with m.Else():
-            m.d.comb += [b_addr.eq(b_boff + buf_base + soffset),
+            m.d.comb += [b_sum.eq(b_boff + buf_base + soffset),
+                         b_hi.eq(vsharp[1][:16] + b_sum[32:]),
                          b_ok.eq(Mux(buf_stride == 0,
                                      (b_boff + size_bytes) <= (buf_records - soffset),
                                      b_index < buf_records))]
+        m.d.comb += b_addr.eq(b_sum[:32])
         # addresses of later dwords of the same lane
         b_word_addr = Signal(32)
-        m.d.comb += b_word_addr.eq(b_addr + (mem_k << 2))
+        b_word_carry = Signal()
+        m.d.comb += Cat(b_word_addr, b_word_carry).eq(b_addr + (mem_k << 2))
+        b_far = Signal()
+        m.d.comb += b_far.eq((b_hi != 0) | b_word_carry)
 
         # DS addresses
         f_off0 = _field(Format.DS, "offset0", ir)
@@ -1257,6 +1269,10 @@ class ComputeUnit(wiring.Component):
                     m.d.comb += boff.eq((soff & ~3) + (mem_k << 2))
                     in_range = Signal()
                     m.d.comb += in_range.eq(~ctl.sbuf | (sb[1][16:30] != 0) | (boff < sb[2]))
+                    s_addr = Signal(33)         # 48-bit address: base[47:32] must stay 0
+                    s_far = Signal()
+                    m.d.comb += [s_addr.eq(sb[0] + boff),
+                                 s_far.eq((sb[1][:16] + s_addr[32])[:16] != 0)]
                     with m.If(mem_k == ctl.dwords):
                         m.d.sync += start_swrite(sdst, ctl.dwords)
                         m.next = "SWRITE"
@@ -1264,8 +1280,10 @@ class ComputeUnit(wiring.Component):
                         pass                    # earlier buffer answers come first
                     with m.Elif(~in_range):
                         m.d.sync += [sw_buf[mem_k].eq(0), mem_k.eq(mem_k + 1)]
+                    with m.Elif(s_far):
+                        raise_trap(TrapCause.MEM_RANGE)
                     with m.Else():
-                        m.d.comb += [req.valid.eq(1), req.payload.addr.eq((sb[0] + boff) & ~3),
+                        m.d.comb += [req.valid.eq(1), req.payload.addr.eq(s_addr[:32] & ~3),
                                      req.payload.mask.eq(0xF)]
                         with m.If(req.ready):
                             m.next = "SMEM_RSP"
@@ -1495,7 +1513,9 @@ class ComputeUnit(wiring.Component):
                     next_lane = Signal()
                     final = (mem_lane == L - 1) & (pass_ == P - 1)      # the instruction's last
                     m.d.comb += vm_tag_in.slot.eq(slot)
-                    with m.If(~lane_on | (~b_ok & ~is_load)):
+                    with m.If(lane_on & b_ok & b_far):
+                        raise_trap(TrapCause.MEM_RANGE)
+                    with m.Elif(~lane_on | (~b_ok & ~is_load)):
                         # out of range: a store does nothing. The last lane leaves a marker
                         # for vmcnt instead.
                         with m.If(final):
@@ -1550,6 +1570,8 @@ class ComputeUnit(wiring.Component):
                         pass                            # earlier buffer answers come first
                     with m.Elif(~lane_on | ~b_ok):      # out of range: no access, no result
                         m.next = "MEM_LANE_NEXT"
+                    with m.Elif(b_far):
+                        raise_trap(TrapCause.MEM_RANGE)
                     with m.Else():
                         m.next = "BUF_ATOMIC_R"
 

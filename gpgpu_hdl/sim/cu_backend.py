@@ -39,7 +39,8 @@ def _cause_text(cause: int) -> str:
             TrapCause.HALT: "s_sethalt", TrapCause.PC_RANGE: "PC outside the code",
             TrapCause.SGPR_RANGE: "SGPR index out of range",
             TrapCause.RESOURCES: "the workgroup does not fit the compute unit",
-            TrapCause.ABORT: "aborted"}.get(cause, "trap")
+            TrapCause.ABORT: "aborted",
+            TrapCause.MEM_RANGE: "an address beyond the 4 GiB physical memory"}.get(cause, "trap")
 
 
 def trap_error(kernel: Any, cause: int, pc: int, inst: int, where: str) -> RtlTrap:

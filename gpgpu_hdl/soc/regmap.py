@@ -47,7 +47,7 @@ __all__ = [
 SOC_ID = 0x4750_4750
 #: ``(major, minor)`` of the register map; ``major`` changes when an existing register moves
 #: or changes meaning, ``minor`` when registers are added.
-SOC_VERSION = (1, 1)
+SOC_VERSION = (1, 2)
 #: Fixed byte bases of the SoC map's blocks: ``ID`` and ``VERSION`` are at 0x0 and 0x4 in
 #: every build, and every other block starts at the same place whatever the configuration.
 SOC_BLOCKS = {"INFO": 0x000, "CONFIG": 0x040, "CONTROL": 0x100, "TRAP": 0x140,

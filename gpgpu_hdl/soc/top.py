@@ -45,7 +45,7 @@ __all__ = ["SocTop", "SocTrapLayout"]
 STREAM_DEPTH = 8
 
 #: The trap record of a launch: the first unit to trap, and where.
-SocTrapLayout = data.StructLayout({"cause": 3, "cu": 4, "slot": 4, "pc": 32, "inst": 64})
+SocTrapLayout = data.StructLayout({"cause": 4, "cu": 4, "slot": 4, "pc": 32, "inst": 64})
 
 
 class SocTop(wiring.Component):

@@ -19,21 +19,13 @@ from gpgpu_hdl.emu import (CommitTrace, Emulator, EmulatorError, MemoryFault, Pr
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.toolchain import assemble_kernel, compile_cl
+from tests.asm_kernels import FAR, WRAP_48, run_asm, wrap_48_expected
 from tests.bits import M32, sext
 
 #: Kernel prologue: s[4:7] a raw buffer resource (no range check) at the first argument.
 ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
     s_mov_b32 s6, -1
     s_mov_b32 s7, 0xf000"""
-
-
-def run_asm(body: str, *args, global_size=64, local_size=64, trace=False, **code_t):
-    dev = Device("emu")
-    code_t.setdefault("kernarg_segment_byte_size", 8 * len(args))
-    prog = dev.load_bytes(assemble_kernel(body, "k", **code_t))
-    bufs = [dev.array(a) for a in args]
-    res = prog.k(*bufs, global_size=global_size, local_size=local_size, trace=trace)
-    return res, [b.numpy() for b in bufs]
 
 
 # -- scalar ALU ----------------------------------------------------------------------------
@@ -276,43 +268,15 @@ def test_addresses_wrap_at_48_bits():
     """Buffer and scalar addresses are 48-bit virtual addresses: base plus offsets wraps
     modulo 2**48, as clang relies on when it folds ``in[i - 1]`` into a V# base of -4."""
     words = np.arange(100, 164, dtype=np.uint32)
-    body = """
-    s_load_dwordx4 s[4:7], s[0:1], 0x0
-    s_waitcnt lgkmcnt(0)
-    v_lshlrev_b32 v1, 2, v0
-    v_add_i32 v1, vcc, 4, v1
-    v_add_i32 v2, vcc, s4, v1
-    v_mov_b32 v3, s5
-    v_addc_u32 v3, vcc, 0, v3, vcc
-    s_mov_b32 s8, 0xfffffffc
-    s_mov_b32 s9, 0xffff
-    s_mov_b32 s10, 0
-    s_mov_b32 s11, 0xf000
-    buffer_load_dword v4, v[2:3], s[8:11], 0 addr64
-    s_add_u32 s12, s4, 8
-    s_addc_u32 s13, s5, 0x10000
-    s_load_dword s14, s[12:13], 0x0
-    s_add_u32 s20, s4, 8
-    s_mov_b32 s18, -1
-    s_mov_b32 s19, 0xf000
-    s_mov_b32 s16, 0xfffffffc
-    s_mov_b32 s17, 0xffff
-    s_buffer_load_dword s15, s[16:19], s20
-    s_waitcnt vmcnt(0) lgkmcnt(0)
-    v_mov_b32 v5, s14
-    v_mov_b32 v6, s15
-    v_lshlrev_b32 v7, 4, v0
-    v_mov_b32 v8, 0
-    v_add_i32 v7, vcc, s6, v7
-    v_mov_b32 v8, s7
-    v_addc_u32 v8, vcc, 0, v8, vcc
-    s_mov_b64 s[8:9], 0
-    buffer_store_dwordx3 v[4:6], v[7:8], s[8:11], 0 addr64
-    s_endpgm"""
-    _, (_, out) = run_asm(body, words, np.zeros((64, 4), np.uint32))
-    assert (out[:, 0] == words).all()             # vaddr in[lane + 1], base -4
-    assert (out[:, 1] == words[2]).all()          # s_load at in + 8 + 2**48
-    assert (out[:, 2] == words[1]).all()          # s_buffer_load: base -4, offset in + 8
+    _, (_, out) = run_asm(WRAP_48, words, np.zeros((64, 4), np.uint32))
+    assert (out == wrap_48_expected(words)).all()
+
+
+@pytest.mark.parametrize("mnemonic", sorted(FAR))
+def test_addresses_past_4_gib_are_unmapped(mnemonic):
+    words = np.arange(64, dtype=np.uint32)
+    with pytest.raises(MemoryFault, match=rf"\({mnemonic} .*unmapped .*0x1000"):
+        run_asm(FAR[mnemonic], words, np.zeros(64, np.uint32))
 
 
 def test_lds_widths_read2_atomics_and_m0_limit():
