@@ -10,8 +10,8 @@ Every case runs on the device through ``gpgpu_hdl.runtime`` and is compared with
 OpenCL source run on PoCL (``--no-pocl``: with the case's numpy model instead). ``--backend
 pocl`` runs the cases on PoCL itself and checks them against the numpy models, which needs no
 emulator. ``--only`` takes case names or kernel names. ``--check-bounds`` runs the emulator
-with bounds checking: a kernel that reads or writes outside its buffers fails its case. The exit status is 1 when a case fails
-or cannot run, 0 when all pass.
+with bounds checking: a kernel that reads or writes outside its buffers fails its case. The
+exit status is 1 when a case fails or cannot run, 0 when all pass.
 """
 
 from __future__ import annotations

@@ -65,8 +65,9 @@ class Buffer:
 
     def numpy(self) -> np.ndarray:
         """A copy of the buffer's contents with the dtype and shape it was created with."""
-        raw = self.device.memory.read(self.address, self.nbytes)
-        return np.frombuffer(raw, dtype=self.dtype).reshape(self.shape).copy()
+        raw = bytearray(self.device.memory.read(self.address, self.nbytes))
+        # a view of fresh bytes, not .copy(): that would drop a struct dtype's padding bytes
+        return np.frombuffer(raw, dtype=self.dtype).reshape(self.shape)
 
     get = numpy
 
