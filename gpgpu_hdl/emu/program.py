@@ -47,7 +47,9 @@ class Step:
     """One compiled instruction.
 
     ``writes`` lists what it writes, for the commit trace: ``("s", code, count)`` scalar
-    registers, ``("v", index, count)`` VGPRs, ``("scc",)``, ``("mode",)``.
+    registers, ``("v", index, count)`` VGPRs, ``("scc",)``, ``("mode",)``; the destinations of
+    ``s_movreld_*`` and ``v_movreld/v_movrelsd_b32`` are relative to M0: ``("s+m0", code,
+    count)`` and ``("v+m0", index, count)``.
     """
 
     run: StepFn
@@ -412,20 +414,30 @@ def _compile_valu(inst: Instruction) -> StepFn | None:
 # ----------------------------------------------------------------------------------------------
 # trace metadata
 
+#: Instructions whose destination register is the named one plus M0.
+_M0_RELATIVE_DST = {"s_movreld_b32", "s_movreld_b64", "v_movreld_b32", "v_movrelsd_b32"}
+
+
 def _writes(inst: Instruction) -> tuple[tuple, ...]:
     info = inst.info
     out: list[tuple] = []
+    relative = info.mnemonic in _M0_RELATIVE_DST
     for role, op in inst.operands:
         if role in ("sdst", "vcc") and op.kind in (OpKind.SGPR, OpKind.SPECIAL):
             if info.format is Format.SOPK and info.dst is None:
                 continue
             if role == "vcc" and info.format is not Format.VOPC and "vop3b" not in info.flags:
                 continue
-            out.append(("s", op.value, op.count))
+            out.append(("s+m0" if relative else "s", op.value, op.count))
         elif role in ("vdst", "vdata") and op.kind is OpKind.VGPR and info.dst is not None:
-            if "atomic" in info.mnemonic and not inst.fields.get("glc", 1):
-                continue    # a memory atomic returns the old value only with GLC
-            out.append(("v", op.value, op.count))
+            count = op.count
+            if "atomic" in info.mnemonic:
+                if not inst.fields.get("glc", 1):
+                    continue    # a memory atomic returns the old value only with GLC
+                if "cmpswap" in info.mnemonic:
+                    count //= 2     # vdata holds data and compare value; only the old value
+                                    # (the first half) comes back
+            out.append(("v+m0" if relative else "v", op.value, count))
     if "exec" in info.writes or "cmpx" in info.flags:
         out.append(("s", EXEC, 2))
     if "vcc" in info.writes and not any(w[:2] == ("s", VCC) for w in out):

@@ -13,8 +13,10 @@ Format (one JSON object per line when written to a file, ``.jsonl``)::
 ``pc`` is the byte offset from the kernel's first instruction; ``exec`` is EXEC *before* the
 instruction (the lanes it ran on). What counts as a destination is static (from the decoded
 operands and the table's implicit writes), so a register written with its old value still
-appears. Waves are independent streams: the order in which an executor interleaves waves is not
-architectural, so comparisons should group records by ``(wg, wave)``
+appears; the M0-relative moves (``s_movreld``, ``v_movreld``, ``v_movrelsd``) name the register
+they wrote (the operand plus M0), and ``*_atomic_cmpswap`` with GLC only the returned half of
+its data registers. Waves are independent streams: the order in which an executor interleaves
+waves is not architectural, so comparisons should group records by ``(wg, wave)``
 (:func:`per_wave`).
 """
 
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .program import Step
-from .wave import SCALAR_NAMES, Wave
+from .wave import M0, SCALAR_NAMES, Wave
 
 __all__ = ["CommitTrace", "commit_record", "per_wave", "read_trace"]
 
@@ -43,12 +45,17 @@ def commit_record(w: Wave, step: Step, pc: int, exec_before: int) -> dict[str, A
     sgpr: dict[str, int] = {}
     vgpr: dict[str, list[int]] = {}
     for item in step.writes:
-        if item[0] == "s":
+        kind = item[0]
+        if kind in ("s", "s+m0"):
             _, code, count = item
+            if kind == "s+m0":              # s_movreld: the register M0 past the named one
+                code += w.s[M0]
             for c in range(code, code + count):
                 sgpr[_sname(c)] = w.s[c]
-        elif item[0] == "v":
+        elif kind in ("v", "v+m0"):
             _, index, count = item
+            if kind == "v+m0":              # v_movreld / v_movrelsd
+                index += w.s[M0]
             for r in range(index, min(index + count, 256)):
                 vgpr[f"v{r}"] = w.v[r].tolist()
         elif item[0] == "scc":
