@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import cases_corpus, cases_examples, cases_tests
+from . import cases_corpus_part2, cases_examples, cases_tests
 from .framework import (
     CACHE_DIR, CASES, EXAMPLE_KERNELS, POCL_OPTIONS, POCL_PREAMBLE, ROOT, TEST_KERNELS, Buf, Case,
     DeviceRun, Launch, Local, Output, SuiteError, code_object, compare, max_ulp, pocl_kernels,
@@ -46,7 +46,7 @@ __all__ = [
 
 cases_examples.define_cases()       # examples/kernels: all 20 kernels
 cases_tests.define_cases()          # tests/kernels
-cases_corpus.define_cases()         # tests/kernels/corpus: kernels as users write them
+cases_corpus_part2.define_cases()   # tests/kernels/corpus: kernels as users write them
 
 #: Cases by name.
 CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
