@@ -13,7 +13,8 @@ The layers, bottom first (a module may import its own layer and the ones below):
 5     ``soc``: the SoC shell around compute units
 6     ``runtime``: the host API, the emulator backend and the backend registry
 7     ``sim``: Verilator, the simulation harness, the RTL backends, traces, lockstep
-8     ``gpgpu_hdl.cli`` and ``cliutil``: the ``gpgpu`` command
+8     ``gpgpu_hdl.cli`` and ``cliutil``: the ``gpgpu`` command; ``fuzz``: generated kernels
+      run on PoCL, the emulator and the RTL, compared and reduced
 9     ``trimmer``: the tool built on the generator (never imported by it)
 10    ``cocotb_tests``: testbenches that run inside the simulator
 ====  ================================================================================
@@ -43,6 +44,7 @@ LAYERS = {
     "gpgpu_hdl.runtime": 6,
     "gpgpu_hdl.sim": 7,
     "gpgpu_hdl.cli": 8, "gpgpu_hdl.cliutil": 8, "gpgpu_hdl.__main__": 8,
+    "gpgpu_hdl.fuzz": 8,
     "trimmer": 9,
     "cocotb_tests": 10,
 }

@@ -46,7 +46,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -67,12 +66,11 @@ except ImportError:
     sys.path.insert(0, str(ROOT))
 
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
+from gpgpu_hdl.fuzz import pocl  # noqa: E402
+from gpgpu_hdl.fuzz.compare import ulp_distance  # noqa: E402
+# the PoCL preamble and options (see the module docstring), and the argument kinds
+from gpgpu_hdl.fuzz.pocl import POCL_OPTIONS, POCL_PREAMBLE, Buf, Local  # noqa: E402
 from gpgpu_hdl.toolchain import CLANG_FLAGS, compile_cl, find_clang, libclc_bitcode  # noqa: E402
-
-#: What :func:`run_pocl` puts in front of every source (see the module docstring).
-POCL_PREAMBLE = "#pragma OPENCL FP_CONTRACT OFF\n"
-#: Build options of every PoCL build (a case may add more).
-POCL_OPTIONS = ("-cl-std=CL1.2", "-cl-denorms-are-zero")
 
 
 class SuiteError(GpgpuError):
@@ -80,20 +78,6 @@ class SuiteError(GpgpuError):
 
 
 # --- case description ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Buf:
-    """A kernel argument that is one of the case's buffers (``__global``/``__constant``)."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Local:
-    """A ``__local`` pointer argument of ``nbytes`` bytes."""
-
-    nbytes: int
-
 
 #: A kernel argument: a buffer, local memory, or a numpy scalar passed by value.
 Arg = Buf | Local | np.generic
@@ -264,83 +248,24 @@ def code_object(case: Case) -> Path:
 
 # --- PoCL reference --------------------------------------------------------------------------
 
-@functools.cache
-def _pocl() -> tuple[Any, Any]:
-    """(context, in-order queue) on the PoCL CPU device."""
-    try:
-        import pyopencl as cl
-    except ImportError as exc:
-        raise SuiteError(f"pyopencl is not installed ({exc})") from None
-    seen = []
-    for platform in cl.get_platforms():
-        seen.append(platform.name)
-        if "Portable Computing Language" not in platform.name:
-            continue
-        devices = platform.get_devices(device_type=cl.device_type.CPU)
-        if devices:
-            ctx = cl.Context(devices[:1])
-            return ctx, cl.CommandQueue(ctx)
-    raise SuiteError("no PoCL CPU device found (OpenCL platforms: "
-                     f"{', '.join(seen) or 'none'}); install pocl-opencl-icd")
-
-
-@functools.cache
-def _pocl_kernels(source: Path, options: tuple[str, ...], _digest: str, preamble: str
-                  ) -> dict[str, Any]:
-    """Kernels by name (``_digest``, the source's hash, only keys the cache)."""
-    import pyopencl as cl
-
-    ctx, _ = _pocl()
-    text = f'{preamble}#line 1 "{source.name}"\n{source.read_text()}'
-    with warnings.catch_warnings():
-        # pyopencl warns about any non-empty build log; a real error raises below.
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        try:
-            program = cl.Program(ctx, text).build(options=list(options))
-        except cl.Error as exc:
-            first = next((line for line in str(exc).splitlines() if "error" in line),
-                         str(exc).splitlines()[0])
-            raise SuiteError(f"PoCL build of {source.name} failed: {first.strip()}") from None
-    return {k.function_name: k for k in program.all_kernels()}
-
-
 def pocl_kernels(case: Case, *, fp_contract: bool = False) -> dict[str, Any]:
     """The case's kernels, built by PoCL from the case's source (cached per source/options).
 
     ``fp_contract=True`` builds without :data:`POCL_PREAMBLE`, i.e. with OpenCL's default
     contraction (PoCL then fuses multiply-adds; only for demonstrating why the preamble is
     there)."""
-    options = (*POCL_OPTIONS, *case.pocl_options)
-    digest = hashlib.sha256(case.source.read_bytes()).hexdigest()
-    return _pocl_kernels(case.source, options, digest, "" if fp_contract else POCL_PREAMBLE)
+    return pocl.build(case.source.read_text(), case.source.name,
+                      (*POCL_OPTIONS, *case.pocl_options),
+                      preamble="" if fp_contract else POCL_PREAMBLE)
 
 
 def run_pocl(case: Case, inputs: Mapping[str, np.ndarray] | None = None, *,
              fp_contract: bool = False) -> dict[str, np.ndarray]:
     """Run every launch of ``case`` on PoCL; return its output buffers (see
     :func:`pocl_kernels` for ``fp_contract``)."""
-    import pyopencl as cl
-
-    ctx, queue = _pocl()
-    kernels = pocl_kernels(case, fp_contract=fp_contract)
     arrays = case.inputs() if inputs is None else {k: v.copy() for k, v in inputs.items()}
-    mf = cl.mem_flags
-    bufs = {name: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr)
-            for name, arr in arrays.items()}
-    for la in case.launches:
-        if la.kernel not in kernels:
-            raise SuiteError(f"{case.name}: {case.source.name} has no kernel {la.kernel!r}")
-        args = [bufs[a.name] if isinstance(a, Buf) else
-                cl.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in la.args]
-        kernels[la.kernel](queue, la.global_size, la.local_size, *args,
-                           global_offset=la.global_offset)
-    out = {}
-    for o in case.outputs:
-        host = np.empty_like(arrays[o.name])
-        cl.enqueue_copy(queue, host, bufs[o.name])
-        out[o.name] = host
-    queue.finish()
-    return out
+    return pocl.run(pocl_kernels(case, fp_contract=fp_contract), arrays, case.launches,
+                    [o.name for o in case.outputs], what=f"{case.name}: {case.source.name}")
 
 
 def run_model(case: Case, inputs: Mapping[str, np.ndarray] | None = None
@@ -404,21 +329,6 @@ def run_device(case: Case, device: Any, inputs: Mapping[str, np.ndarray] | None 
 
 
 # --- comparison ------------------------------------------------------------------------------
-
-def ulp_distance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Elementwise distance in float32 steps (int64). +0 and -0 are 0 apart, two NaNs are 0
-    apart, a NaN and a number 2**32 apart."""
-    x = np.asarray(x, np.float32)
-    y = np.asarray(y, np.float32)
-
-    def key(v: np.ndarray) -> np.ndarray:
-        i = v.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-
-    d = np.abs(key(x) - key(y))
-    nx, ny = np.isnan(x), np.isnan(y)
-    return np.where(nx & ny, 0, np.where(nx | ny, 1 << 32, d))
-
 
 def _where(shape: tuple[int, ...], flat: int, selected: bool) -> str:
     if selected or len(shape) <= 1:

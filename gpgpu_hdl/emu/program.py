@@ -318,9 +318,20 @@ def _compile_lane_op(inst: Instruction) -> StepFn | None:
         if mods is not None:
             return lambda w: write(w, mods(w, read(w)))
         return lambda w: write(w, read(w))
-    if m in ("v_movrels_b32", "v_movreld_b32", "v_movrelsd_b32"):
+    if m == "v_movreld_b32":
+        # VGPR[vdst + M0] = src0, which may be any source (clang stores constants this way)
+        read = vector_reader(inst.operand("src0"), info.src0)
+        dst = inst.operand("vdst").value
+
+        def movreld(w: Wave) -> None:
+            off = w.s[M0]
+            if not 0 <= dst + off < 256:
+                raise EmulatorError(f"{m}: VGPR index beyond v255 (M0={off})")
+            np.copyto(w.v[dst + off], read(w), where=w.exec_lanes())
+        return movreld
+    if m in ("v_movrels_b32", "v_movrelsd_b32"):
         src, dst = inst.operand("src0").value, inst.operand("vdst").value
-        rel_src, rel_dst = m != "v_movreld_b32", m != "v_movrels_b32"
+        rel_src, rel_dst = True, m != "v_movrels_b32"
 
         def movrel(w: Wave) -> None:
             off = w.s[M0]

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from gpgpu_hdl.errors import GpgpuError
+from gpgpu_hdl.fuzz.pocl import context as pocl_context
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode
 from gpgpu_hdl.runtime import Device
@@ -41,7 +42,7 @@ def _build(tmp_path, source: str):
     cl_file = tmp_path / "k.cl"
     cl_file.write_text(source)
     binary = compile_cl(cl_file, tmp_path / "k.bin")
-    ctx = suite.framework._pocl()[0]
+    ctx = pocl_context()[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         pocl = cl.Program(ctx, suite.POCL_PREAMBLE + source).build(
@@ -59,7 +60,7 @@ def _run_both(tmp_path, source: str, inputs: list[np.ndarray], out: np.ndarray
     dev = prog.device
     bufs = [dev.array(a) for a in inputs] + [dev.array(out)]
     prog.k(*bufs, global_size=(64,), local_size=(64,))
-    ctx, queue = suite.framework._pocl()
+    ctx, queue = pocl_context()
     mf = cl.mem_flags
     cbufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
              for a in [*inputs, out]]

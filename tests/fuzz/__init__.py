@@ -1,0 +1,1 @@
+"""Differential testing with generated kernels (gpgpu_hdl.fuzz)."""
