@@ -232,10 +232,8 @@ class _Generator:
             ops["upsample"] = 0
         if t.name not in ("int", "uint"):
             ops.update(mul24=0, mad24=0)
-        if t.name == "long":
-            ops["mad_sat"] = 0          # libclc-19 gets these wrong: see docs/fuzz.md
-        if t.name in ("int", "long"):
-            ops["sub_sat"] = 0
+        if t.name in ("int", "long"):   # libclc-19 gets these wrong: see docs/fuzz.md
+            ops.update(mad_sat=0, sub_sat=0)
         if self.floats:
             ops.update(fcmp=2, fclass=1, fsat=2)
         op = self.weighted(ops)

@@ -8,8 +8,9 @@ expressions replaced by a constant or by an operand of the same type, outputs, v
 arrays and buffers nobody uses dropped. The first candidate that keeps the difference is taken
 and the search starts again, until no candidate does (or the test budget is spent).
 
-Candidates are tested several at a time in one batch (one clang and one PoCL build); results
-are cached by source text.
+Candidates are tested several at a time in one batch (one clang and one PoCL build), and the
+one taken is tested again alone; a candidate already tried (same kernel text, launch and
+buffers) is not tried again.
 """
 
 from __future__ import annotations
@@ -340,7 +341,12 @@ def _key(p: Program) -> tuple:
 
 
 def _try(oracle: Oracle, pending: list[Program]) -> tuple[Program, Difference] | None:
+    """The first candidate of ``pending`` that keeps the difference, confirmed alone when it
+    was tested with others (a kernel's code can depend on the others in its file: clang
+    optimises the shared helpers over all their callers)."""
     for cand, diff in zip(pending, oracle(pending), strict=True):
+        if diff is not None and len(pending) > 1:
+            diff = oracle([cand])[0]
         if diff is not None:
             return cand, diff
     return None

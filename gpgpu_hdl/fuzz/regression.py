@@ -13,7 +13,9 @@ found, and the verdict:
     that the case is looked at again when PoCL changes). ``compiler-wrong``: clang/libclc
     for tahiti computes something the OpenCL specification does not allow, which the emulator
     and the RTL execute faithfully: they must agree with each other, and PoCL must still
-    differ. ``reason`` says why, in a sentence.
+    differ. ``rtl-wrong``: the RTL disagrees with the emulator and PoCL, not fixed yet: the
+    recorded difference must still show (so that the case is updated when the RTL is
+    fixed). ``reason`` says why, in a sentence.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .program import INPUT_RULE, TYPES, Buffer, Program, render
 
 __all__ = ["STATUSES", "RegressionCase", "load_case", "save_case", "check_case"]
 
-STATUSES = ("fixed", "reference-wrong", "compiler-wrong")
+STATUSES = ("fixed", "reference-wrong", "compiler-wrong", "rtl-wrong")
 
 
 @dataclass(frozen=True)

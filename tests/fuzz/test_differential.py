@@ -2,7 +2,8 @@
 regression cases must still hold; the reducer, the comparison and PoCL's isolation work.
 
 ``make test`` runs 40 seeds on PoCL and the emulator and a handful on the RTL; ``-m slow``
-runs 400 more and 24 on the RTL (``bench/fuzz.py`` is the long campaign).
+runs 400 more (those that differ from PoCL again on the RTL) and 24 on the RTL
+(``bench/fuzz.py`` is the long campaign).
 """
 
 from __future__ import annotations
@@ -41,8 +42,20 @@ def test_generated_programs_agree_on_pocl_and_the_emulator(start):
 @pytest.mark.slow
 @pytest.mark.parametrize("start", range(6000, 6400, 20))
 def test_many_generated_programs_agree(start):
-    outcomes = run_batch([generate(s) for s in range(start, start + 20)])
-    assert not _differences(outcomes)
+    """About 2 % of these programs differ between PoCL and the tahiti code object, through
+    clang-19 bugs (docs/fuzz.md, the ``clang19-*`` regression cases). Such a program must run
+    on the RTL exactly as on the emulator: the code object computes it, not the emulator."""
+    programs = [generate(s) for s in range(start, start + 20)]
+    differing = {o.seed for o in run_batch(programs) if o.differences}
+    if not differing:
+        return
+    # the same batch again (the same code object), the differing programs on the RTL too
+    for o in run_batch(programs, rtl=lambda p: p.seed in differing):
+        if o.seed not in differing:
+            continue
+        assert all(d.kind == "mismatch" and "pocl" in d.impls for d in o.differences), \
+            _differences([o])
+        assert "rtl" in o.ran, f"seed {o.seed}: {o.rtl}: {_differences([o])}"
 
 
 def _on_rtl(seeds) -> None:
@@ -58,19 +71,28 @@ def test_generated_programs_agree_on_the_rtl():
     _on_rtl(RTL_SEEDS)
 
 
+#: seeds (with the small limits) known to differ on the RTL: the kept case that shows why
+KNOWN_RTL = {110: "rtl-lds-min-long-two-waves"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("start", range(100, 124, 6))
 def test_more_generated_programs_agree_on_the_rtl(start):
     small = Limits(work_items=128, statements=20)
     programs = [generate(s, limits=small) for s in range(start, start + 6)]
     outcomes = run_batch(programs, rtl=lambda _: True)
-    assert not _differences(outcomes)
+    assert not _differences([o for o in outcomes if o.seed not in KNOWN_RTL])
+    for o in outcomes:
+        if o.seed in KNOWN_RTL:         # still there: else update the case and this table
+            assert any(d.impls == ("emu", "rtl") for d in o.differences), KNOWN_RTL[o.seed]
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_regression_case_holds(path):
+    """Each kept case still holds; where the unit can run it, the RTL agrees with the emulator
+    (a case whose kernel never ends is left to the emulator)."""
     case = load_case(path)
-    _, problems = check_case(case, rtl="rtl" in case.found["impls"])
+    _, problems = check_case(case, rtl=case.found["kind"] == "mismatch")
     assert not problems, "\n".join(problems)
 
 
