@@ -31,6 +31,8 @@ __all__ = ["VerilatorBackend", "trap_error", "CU_TESTBENCH", "MODEL_ARGS"]
 CU_TESTBENCH = "cocotb_tests.cu_tb"
 
 _HARNESS = Path("sim", "harness.py")
+#: parts of the package above the gateware (host side, tools): they never change its Verilog
+_NOT_GATEWARE = frozenset({"runtime", "sim", "fuzz", "cli.py", "cliutil.py", "__main__.py"})
 
 
 def _cause_text(cause: int) -> str:
@@ -67,15 +69,15 @@ MODEL_ARGS: tuple[str, ...] = ("-CFLAGS", "-O1", "--output-split", "20000")
 
 def _gateware_digest(*parameters: Any):
     """A hash standing for the Verilog a configuration converts to: the parameters and every
-    source the gateware is generated from (the generator package but its runtime and
-    simulation layers, with the simulation harness, and the instruction table), so a cached
-    model is never stale."""
+    source the gateware is generated from (the generator package but its runtime, simulation,
+    fuzzing and command-line layers, with the simulation harness, and the instruction table),
+    so a cached model is never stale."""
     import hashlib
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256(repr(parameters).encode())
     for f in sorted(package.rglob("*")):
         rel = f.relative_to(package)
-        gateware = rel.parts[0] not in ("runtime", "sim") or rel == _HARNESS
+        gateware = rel.parts[0] not in _NOT_GATEWARE or rel == _HARNESS
         if f.suffix in (".py", ".tsv") and gateware and "__pycache__" not in rel.parts:
             digest.update(str(rel).encode() + b"\0" + f.read_bytes())
     return digest
