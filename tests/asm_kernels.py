@@ -11,7 +11,12 @@ import numpy as np
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.toolchain import assemble_kernel
 
-__all__ = ["run_asm", "WRAP_48", "wrap_48_expected", "FAR"]
+__all__ = ["run_asm", "ARG0_BUFFER", "WRAP_48", "wrap_48_expected", "FAR"]
+
+#: The V# of the first kernel argument's buffer in s[4:7] (base from the kernarg, no size limit).
+ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s6, -1
+    s_mov_b32 s7, 0xf000"""
 
 
 def run_asm(body: str, *args: np.ndarray, device: Any = None, global_size: int = 64,

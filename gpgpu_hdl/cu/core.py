@@ -795,7 +795,7 @@ class ComputeUnit(wiring.Component):
         f_data0 = _field(Format.DS, "data0", ir)
         f_data1 = _field(Format.DS, "data1", ir)
         f_dsvdst = _field(Format.DS, "vdst", ir)
-        ds_stride = Signal(9)
+        ds_stride = Signal(10)     # up to 64 x 8 bytes (read2st64_b64)
         m.d.comb += ds_stride.eq(Mux(ctl.st64, 64, 1) * Mux(ctl.dwords == 2, 8, ctl.size))
         ds_el = Signal(32)          # address of the element
         ds_a = Signal(32)           # address of dword mem_k of the element

@@ -17,15 +17,11 @@ from gpgpu_hdl.dispatch import Dispatch, dispatch_packet
 from gpgpu_hdl.emu import (CommitTrace, Emulator, EmulatorError, MemoryFault, Program,
                            UnsupportedInstruction, per_wave, read_trace)
 from gpgpu_hdl.isa.codeobj import CodeObject
+from gpgpu_hdl.isa.decoder import decode
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.toolchain import assemble_kernel, compile_cl
-from tests.asm_kernels import FAR, WRAP_48, run_asm, wrap_48_expected
+from tests.asm_kernels import ARG0_BUFFER, FAR, WRAP_48, run_asm, wrap_48_expected
 from tests.bits import M32, sext
-
-#: Kernel prologue: s[4:7] a raw buffer resource (no range check) at the first argument.
-ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000"""
 
 
 # -- scalar ALU ----------------------------------------------------------------------------
@@ -205,6 +201,89 @@ def test_readlane_readfirstlane_and_movrel():
     assert (out[:, 2] == lanes).all()        # movreld wrote v[2 + m0] = v4
     assert (out[:, 3] == 7).all()            # v5 untouched
     assert (out[:, 4] == 3 * 8).all()        # first active lane of 0xff00 is 8
+
+
+def test_writelane_writes_one_lane_whatever_exec():
+    """v_writelane_b32 vD, src0, lane: VDST[lane & 63] = src0 (an SGPR, M0 or a constant, the
+    same for every lane), with the lane select an SGPR, M0 or an inline constant; EXEC is
+    ignored (lanes outside it, and EXEC = 0, are written) and no other lane changes."""
+    body = f"""
+    {ARG0_BUFFER}
+    v_add_i32 v1, vcc, 1, v0
+    v_add_i32 v2, vcc, 2, v0
+    v_add_i32 v3, vcc, 3, v0
+    v_add_i32 v4, vcc, 4, v0
+    v_add_i32 v5, vcc, 5, v0
+    s_mov_b32 s10, 0xdeadbeef
+    s_movk_i32 s11, 0xd1
+    s_mov_b32 s12, 0x76543210
+    s_movk_i32 m0, 0x64
+    s_mov_b64 exec, 0xffff
+    v_writelane_b32 v1, -7, s11
+    v_writelane_b32 v2, s10, m0
+    v_writelane_b32 v3, s10, 5
+    v_writelane_b32 v3, s12, 64
+    v_writelane_b32 v3, 1.0, -1
+    s_mov_b64 exec, 0
+    v_writelane_b32 v4, s10, 40
+    v_writelane_b32 v5, 0x12345678, 9
+    v_writelane_b32 v5, m0, 3
+    s_mov_b64 exec, -1
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v8, 5, v0
+    buffer_store_dwordx4 v[2:5], v8, s[4:7], 0 offen
+    buffer_store_dword v1, v8, s[4:7], 0 offen offset:16
+    s_endpgm"""
+    res, (out,) = run_asm(body, np.zeros((64, 8), np.uint32), trace=True)
+    want = {k: np.arange(64, dtype=np.uint32) + k for k in range(1, 6)}
+    want[1][0xD1 % 64] = -7 & M32                   # lane 17 from s11, outside EXEC
+    want[2][0x64 % 64] = 0xDEADBEEF                 # lane 36 from M0, outside EXEC
+    want[3][5] = 0xDEADBEEF                         # inside EXEC
+    want[3][64 % 64] = 0x76543210
+    want[3][-1 % 64] = np.float32(1.0).view(np.uint32)
+    want[4][40] = 0xDEADBEEF                        # EXEC = 0
+    want[5][9], want[5][3] = 0x12345678, 0x64       # a literal; M0 as the data
+    for k in range(2, 6):
+        assert (out[:, k - 2] == want[k]).all(), f"v{k}"
+    assert (out[:, 4] == want[1]).all(), "v1"
+    # the trace lists the destination VGPR (all 64 lanes, after), with EXEC before
+    rec = next(r for r in res.trace.records if r["op"] == "v_writelane_b32 v1, -7, s11")
+    assert rec["exec"] == 0xFFFF and list(rec["vgpr"]) == ["v1"]
+    assert rec["vgpr"]["v1"] == want[1].tolist()
+    assert "sgpr" not in rec
+
+
+def test_o0_build_spills_sgprs_to_vgpr_lanes(tmp_path):
+    """clang's -O0 code keeps scalars (EXEC masks, loop state) in VGPR lanes across blocks with
+    v_writelane_b32 / v_readlane_b32; the -O0 build runs and agrees with a Python model."""
+    src = tmp_path / "spill.cl"
+    src.write_text("""
+__kernel void k(__global int *out, __global const int *in, int n, int m) {
+    int gid = get_global_id(0);
+    int acc = 0;
+    for (int i = 0; i < n; i++) {
+        if ((in[gid] + i) & 1)
+            acc += i * m;
+        else
+            acc -= in[gid] ^ i;
+    }
+    out[gid] = acc;
+}""")
+    binary = compile_cl(src, tmp_path / "spill.bin", extra_flags=("-O0",))
+    code = CodeObject.load(binary).kernel("k").code
+    assert "v_writelane_b32" in {i.info.mnemonic for i in decode(code)}
+    values = np.random.default_rng(1).integers(-1000, 1000, 128).astype(np.int32)
+    n, m = 37, 5
+    want = []
+    for x in values.tolist():
+        acc = 0
+        for i in range(n):
+            acc += i * m if (x + i) & 1 else -(x ^ i)
+        want.append(acc)
+    dev = Device("emu")
+    out, inp = dev.array(np.zeros(128, np.int32)), dev.array(values)
+    dev.load(binary).k(out, inp, np.int32(n), np.int32(m), global_size=(128,), local_size=(64,))
+    assert out.numpy().tolist() == want
 
 
 # -- memory --------------------------------------------------------------------------------
@@ -544,6 +623,8 @@ def test_commit_trace_lists_an_atomic_return_only_with_glc():
 def test_errors_name_the_problem():
     with pytest.raises(UnsupportedInstruction, match=r"at 0x4 .*s_memtime"):
         run_asm("s_nop 0\ns_memtime s[2:3]\ns_endpgm")
+    with pytest.raises(EmulatorError, match=r"v_writelane_b32: src0 must be a scalar .* not v2"):
+        run_asm(".long 0x04030702\ns_endpgm")      # v_writelane_b32 v1, v2, 3 (llvm-mc refuses)
     with pytest.raises(EmulatorError, match="endless loop"):
         dev = Device("emu", max_instructions=1000)
         dev.load_bytes(assemble_kernel(".Lx:\ns_branch .Lx\ns_endpgm", "k")).k(global_size=64)

@@ -31,6 +31,7 @@ from gpgpu_hdl.isa.decoder import decode
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.toolchain import assemble_kernel, compile_cl
 from tests._suite import load_suite
+from tests.asm_kernels import ARG0_BUFFER
 
 suite = load_suite()
 
@@ -111,11 +112,6 @@ def test_sobel_reads_through_a_buffer_base_of_minus_one():
 
 # --- the commit trace (found running the corpus on the RTL) ------------------------------------
 
-_ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
-    s_mov_b32 s6, -1
-    s_mov_b32 s7, 0xf000"""
-
-
 def _traced(body: str, *args: np.ndarray) -> tuple[list[dict], list[np.ndarray]]:
     dev = Device("emu")
     prog = dev.load_bytes(assemble_kernel(body, "k", kernarg_segment_byte_size=8 * len(args)))
@@ -129,7 +125,7 @@ def test_trace_of_cmpswap_lists_only_the_returned_dword():
     compare value and is not written); the trace listed v6 too, so the RTL's trace of
     corpus_atomics_global (the atomic_cmpxchg retry loop) "did not write v6"."""
     body = f"""
-    {_ARG0_BUFFER}
+    {ARG0_BUFFER}
     v_lshlrev_b32 v2, 2, v0
     v_add_i32 v5, vcc, 100, v0
     v_mov_b32 v6, 7
@@ -149,7 +145,7 @@ def test_trace_of_movreld_names_the_register_written():
     """v_movreld_b32 v2, v0 with M0 = 3 writes v5; the trace named v2 (with v2's unchanged
     value), the RTL names v5 (corpus_moving_max: "RTL did not write v0"). s_movreld likewise."""
     body = f"""
-    {_ARG0_BUFFER}
+    {ARG0_BUFFER}
     s_mov_b32 m0, 3
     v_mov_b32 v2, 11
     v_mov_b32 v5, 22
