@@ -33,10 +33,11 @@ from ..errors import GpgpuError
 from ..toolchain import compile_cl
 from . import pocl
 from .compare import first_mismatch
-from .program import Program, make_inputs, prelude, render
+from .program import Program, make_inputs, prelude, render, soft_division
 
 __all__ = ["IMPLEMENTATIONS", "Difference", "Outcome", "rtl_eligible", "run_batch",
-           "run_program", "run_source", "batch_source", "summarize", "second_opinion"]
+           "run_program", "run_source", "batch_source", "summarize", "second_opinion",
+           "SOFT_DIVISION_AGREES"]
 
 #: Every implementation a program can run on, reference first.
 IMPLEMENTATIONS = ("pocl", "emu", "rtl")
@@ -244,6 +245,25 @@ def _check_one(p: Program, reference: dict[str, np.ndarray] | str, code: Any,
 #: What :func:`second_opinion` concludes.
 O0_AGREES_WITH_POCL = "the -O0 build agrees with PoCL: suspect clang's optimisation"
 O0_AGREES_WITH_O2 = "the -O0 build agrees with the -O2 one: suspect PoCL, libclc or the emulator"
+SOFT_DIVISION_AGREES = ("with its unsigned / and % done by long division the -O2 build agrees "
+                        "with PoCL: clang 19's division lowering (llvm-project#194829)")
+
+
+def _emu_opinion(p: Program, source: str, inputs: dict[str, np.ndarray],
+                 flags: tuple[str, ...]) -> dict[str, np.ndarray] | str:
+    """``source`` built with ``flags`` and run on the emulator: the outputs, or why not."""
+    from ..runtime import Device
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, binary = Path(tmp) / "opinion.cl", Path(tmp) / "opinion.bin"
+        src.write_text(source)
+        try:
+            compile_cl(src, binary, extra_flags=flags)
+            device = Device("emu", check_bounds=True, max_instructions=EMU_INSTRUCTION_LIMIT)
+            out, _ = _run_device(device, device.load(binary), p, inputs)
+        except GpgpuError as exc:
+            return _error(exc)[:160]
+    return out
 
 
 def second_opinion(p: Program, source: str, inputs: dict[str, np.ndarray],
@@ -252,23 +272,25 @@ def second_opinion(p: Program, source: str, inputs: dict[str, np.ndarray],
     """For a PoCL/emulator mismatch: the program built again by clang at ``-O0`` and run on the
     emulator. When that agrees with PoCL, the optimised code object is the suspect (a
     miscompile, or an emulator bug in an instruction only the optimised code uses); when it
-    agrees with the optimised one, PoCL, libclc or an emulator bug common to both builds."""
-    from ..runtime import Device
-
-    with tempfile.TemporaryDirectory() as tmp:
-        src, binary = Path(tmp) / "o0.cl", Path(tmp) / "o0.bin"
-        src.write_text(source)
-        try:
-            compile_cl(src, binary, extra_flags=(*clang_flags, "-O0"))
-            device = Device("emu", check_bounds=True, max_instructions=EMU_INSTRUCTION_LIMIT)
-            out, _ = _run_device(device, device.load(binary), p, inputs)
-        except GpgpuError as exc:
-            return f"no -O0 opinion: {_error(exc)[:160]}"
-    if first_mismatch(pocl_out, out) is None:
-        return O0_AGREES_WITH_POCL
-    if first_mismatch(emu_out, out) is None:
+    agrees with the optimised one, PoCL, libclc or an emulator bug common to both builds.
+    Unless the -O0 build agrees with the optimised one, a program with unsigned division
+    helpers is also built at -O2 with them done by long division (:func:`soft_division`):
+    if that agrees with PoCL, the division lowering is the culprit."""
+    o0 = _emu_opinion(p, source, inputs, (*clang_flags, "-O0"))
+    if isinstance(o0, str):
+        note = f"no -O0 opinion: {o0}"
+    elif first_mismatch(pocl_out, o0) is None:
+        note = O0_AGREES_WITH_POCL
+    elif first_mismatch(emu_out, o0) is None:
         return O0_AGREES_WITH_O2
-    return "the -O0 build agrees with neither"
+    else:
+        note = "the -O0 build agrees with neither"
+    soft = soft_division(source)
+    if soft != source:
+        out = _emu_opinion(p, soft, inputs, clang_flags)
+        if not isinstance(out, str) and first_mismatch(pocl_out, out) is None:
+            note += "; " + SOFT_DIVISION_AGREES
+    return note
 
 
 _BUILD_FAILED = "PoclError: PoCL build"

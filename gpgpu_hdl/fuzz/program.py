@@ -37,8 +37,8 @@ import numpy as np
 __all__ = [
     "CType", "INT_TYPES", "FLOAT", "INT", "UINT", "TYPES", "Expr", "Const", "Var", "Call", "Load",
     "Stmt", "Assign", "If", "Loop", "Switch", "SwitchCase", "Jump", "Store", "Atomic",
-    "LocalPhase", "Buffer", "Program", "render", "prelude", "make_inputs", "fill_buffers",
-    "walk_exprs",
+    "LocalPhase", "Buffer", "Program", "render", "prelude", "soft_division", "make_inputs",
+    "fill_buffers", "walk_exprs",
     "INPUT_RULE",
 ]
 
@@ -494,6 +494,35 @@ def prelude(kernel: str | None = None) -> str:
                          f"fmax(fmin(x, {_lit(FLOAT, min(hi, t.hi))}), "
                          f"{_lit(FLOAT, t.lo)}); }}")
     return "\n".join(lines) + "\n"
+
+
+def _long_division(t: CType) -> str:
+    """``fz_ldiv_<t>(a, b, rem)``: a / b (or a % b) by shift-and-subtract, bit by bit, with
+    the guarded helpers' answer (``a``) for a zero divisor."""
+    top = t.bits - 1
+    return (f"static {t} fz_ldiv_{t}({t} a, {t} b, int rem) {{ if (b == 0) return a; "
+            f"{t} q = 0, r = 0; for (int i = {top}; i >= 0; --i) {{ "
+            f"{t} carry = ({t})(r >> {top}); r = ({t})((r << 1) | ((a >> i) & 1)); "
+            f"if (carry || r >= b) {{ r = ({t})(r - b); q = ({t})(q | (({t})1 << i)); }} }} "
+            f"return rem ? r : q; }}")
+
+
+def soft_division(source: str) -> str:
+    """``source`` (helpers from :func:`prelude`) with its unsigned ``/`` and ``%`` helpers
+    computed by long division instead of the operators: the same values without the
+    compiler's division lowering, to tell a division miscompile from anything else."""
+    lines = source.split("\n")
+    for t in INT_TYPES:
+        if t.signed:
+            continue
+        heads = {f"static {t} fz_{op}_{t}({t} a, {t} b) {{": op for op in ("div", "mod")}
+        hits = [i for i, line in enumerate(lines) if line.startswith(tuple(heads))]
+        for i in hits:
+            head = next(h for h in heads if lines[i].startswith(h))
+            lines[i] = f"{head} return fz_ldiv_{t}(a, b, {int(heads[head] == 'mod')}); }}"
+        if hits:
+            lines.insert(hits[0], _long_division(t))
+    return "\n".join(lines)
 
 
 class _Writer:
