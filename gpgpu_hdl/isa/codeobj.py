@@ -709,6 +709,10 @@ def _kernels(f: ElfFile, relocations: tuple[Relocation, ...]) -> tuple[Kernel, .
         if start % KERNEL_HEADER_SIZE or start + KERNEL_HEADER_SIZE > len(text):
             raise f.error(f"kernel {sym.name}: header at .text+{start:#x} is not 256-byte "
                           f"aligned inside .text ({len(text)} bytes)")
+        if end == start + KERNEL_HEADER_SIZE:
+            raise f.error(f"kernel {sym.name} has no instructions, not even s_endpgm (the "
+                          f"compiler removes the whole body when it proves its result "
+                          f"undefined)")
         if not start + KERNEL_HEADER_SIZE < end <= limit or end % 4:
             raise f.error(f"kernel {sym.name}: code would end at .text+{end:#x}, which is not "
                           f"a whole number of dwords after its header and before "

@@ -534,6 +534,17 @@ def test_refuses_unlinked_builtins(tmp_path):
     assert "undefined symbol _Z13get_global_idj" in message and "libclc" in message
 
 
+def test_refuses_a_kernel_with_no_instructions(tmp_path):
+    """clang removes a kernel's whole body, s_endpgm included, when it proves it undefined
+    (the fuzzer met it through libclc 19's poisoned ``convert_uint_sat(2**32)``)."""
+    cl = tmp_path / "empty.cl"
+    cl.write_text("__kernel void empty(__global uint *out) {\n"
+                  "    __builtin_unreachable();\n}\n")
+    obj = toolchain.compile_cl(cl, tmp_path / "empty.bin")
+    message = refused(obj.read_bytes())
+    assert "kernel empty has no instructions, not even s_endpgm" in message
+
+
 def test_refuses_unreadable_file(tmp_path):
     with pytest.raises(CodeObjectError, match=r"missing\.bin: cannot read: No such file"):
         CodeObject.load(tmp_path / "missing.bin")
