@@ -4,7 +4,8 @@
 unit ``valu``) that the ALU computes: all of them except the moves and the cross-lane
 operations the core sequencer performs itself (``v_nop``, ``v_clrexcp``, ``v_mov_b32``,
 ``v_readlane_b32``, ``v_readfirstlane_b32``, ``v_movrels_b32``, ``v_movreld_b32``,
-``v_movrelsd_b32``; SI has no ``v_writelane_b32``). :class:`ValuOp` is generated from it, and
+``v_movrelsd_b32``) and ``v_writelane_b32``, which the compute unit does not implement (it
+decodes as illegal and traps). :class:`ValuOp` is generated from it, and
 :class:`IntLaneAlu` implements one lane of it with the semantics of the golden model,
 :mod:`gpgpu_hdl.emu.valu_ops`, bit for bit.
 

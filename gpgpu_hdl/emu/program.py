@@ -311,6 +311,21 @@ def _compile_lane_op(inst: Instruction) -> StepFn | None:
             return lambda w: write(w, read(w))
         i = src.value
         return lambda w: write(w, int(w.v[i, lane_read(w) & 63]))
+    if m == "v_writelane_b32":
+        # VDST[SSRC1 & 63] = SSRC0, whatever EXEC holds; the other lanes keep their values
+        src = inst.operand("src0")
+        lane_read = scalar_reader(inst.operand("src1"), info.src1)
+        d = inst.operand("vdst").value
+        if src.kind is OpKind.VGPR:
+            def illegal(w: Wave) -> None:
+                raise EmulatorError(f"{inst.name}: src0 must be a scalar register or a "
+                                    f"constant, not v{src.value}")
+            return illegal
+        read = scalar_reader(src, info.src0)
+
+        def writelane(w: Wave) -> None:
+            w.v[d, lane_read(w) & 63] = read(w)
+        return writelane
     if m == "v_mov_b32":
         read = vector_reader(inst.operand("src0"), info.src0)
         write = _vdst_writer(inst.operand("vdst").value, 32)

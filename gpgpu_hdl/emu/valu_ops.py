@@ -2,8 +2,9 @@
 
 :data:`VALU_OPS` maps every VOP1/VOP2/VOP3/VOPC mnemonic of the instruction table (except
 the moves and lane operations the emulator core handles itself: ``v_nop``, ``v_clrexcp``,
-``v_mov_b32``, ``v_readlane_b32``, ``v_readfirstlane_b32``, ``v_movrels_b32``,
-``v_movreld_b32``, ``v_movrelsd_b32``) to a function computing all 64 lanes at once.
+``v_mov_b32``, ``v_readlane_b32``, ``v_writelane_b32``, ``v_readfirstlane_b32``,
+``v_movrels_b32``, ``v_movreld_b32``, ``v_movrelsd_b32``) to a function computing all 64 lanes
+at once.
 
 Calling convention: ``fn(ctx, *srcs, *extra)``.
 

@@ -39,7 +39,11 @@ The TSV is the single source of truth. Its columns:
     ``waitcnt``, ``sendmsg``, ``hwreg``, ``noimm`` (SOPP without operand), ``endpgm``,
     ``barrier``, ``lit`` (always followed by a 32-bit constant), ``no_e64`` (VOP1/VOP2 without a
     VOP3 form), ``vop3b`` (VOP3 form has a scalar destination), ``carry_in``, ``sel``,
-    ``sgpr_dst``, ``lane_sel``, ``acc`` (accumulates into its destination), ``legacy``,
+    ``sgpr_dst`` (VDST names an SGPR), ``lane_sel`` (src1 is a lane select: an SGPR, M0 or
+    inline constant in the 8-bit VSRC1 field, taken modulo 64; the instruction ignores EXEC.
+    ``v_readlane_b32`` reads that lane of its VGPR src0; ``v_writelane_b32`` writes its scalar
+    src0 (a scalar register or a constant) into that lane of VDST, the other lanes unchanged),
+    ``acc`` (accumulates into its destination), ``legacy``,
     ``cmpx`` (writes EXEC), ``reg_src`` (sources must be registers), ``load``, ``store``,
     ``atomic``, ``rtn`` (DS op returns data),
     ``rtn_glc`` (buffer atomic returns data when GLC=1), ``two_addr``, ``st64``, ``src2``

@@ -69,7 +69,8 @@ def test_profile_leaves_out_everything_else():
 
 
 @pytest.mark.parametrize("mnemonic",
-                         ["v_add_f64", "v_sqrt_f64", "ds_add_src2_u32", "buffer_atomic_fmin"])
+                         ["v_add_f64", "v_sqrt_f64", "ds_add_src2_u32", "buffer_atomic_fmin",
+                          "v_writelane_b32"])
 def test_unimplemented_entries_have_no_control(mnemonic):
     info = next(i for i in TABLE if i.mnemonic == mnemonic)
     assert control(info) is None

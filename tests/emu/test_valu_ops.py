@@ -22,8 +22,8 @@ from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.isa.table import TABLE, Unit
 from tests.emu.valu_models import CTX, DENORM, NON_IEEE, RNG, rand_u32, zipped
 
-CORE_HANDLED = {"v_nop", "v_clrexcp", "v_readlane_b32", "v_readfirstlane_b32", "v_movrels_b32",
-                "v_movreld_b32", "v_movrelsd_b32", "v_mov_b32"}
+CORE_HANDLED = {"v_nop", "v_clrexcp", "v_readlane_b32", "v_writelane_b32", "v_readfirstlane_b32",
+                "v_movrels_b32", "v_movreld_b32", "v_movrelsd_b32", "v_mov_b32"}
 
 
 pytestmark = pytest.mark.usefixtures("valu_environment")

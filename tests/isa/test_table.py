@@ -35,7 +35,7 @@ def test_table_covers_exactly_llvm_compute_opcodes():
         expected[(fmt, op)] = base
     got = {e.key: e.mnemonic for e in TABLE}
     assert got == expected
-    assert len(TABLE) == 710
+    assert len(TABLE) == 711
 
 
 def test_opcodes_fit_their_fields_and_vop3_space_is_consistent():
@@ -68,6 +68,7 @@ def test_implicit_state_follows_the_manual():
     assert by("v_div_fmas_f32").reads >= {"vcc"}
     assert "m0" in by("ds_read_b32").reads
     assert "exec" not in by("v_readlane_b32").reads
+    assert "exec" not in by("v_writelane_b32").reads     # writes its one lane whatever EXEC
 
 
 def test_operand_widths_of_irregular_instructions():

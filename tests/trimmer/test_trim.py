@@ -131,6 +131,19 @@ def test_fp64_needs_allow_unsupported():
     assert "v_mul_f64" not in t.config.profile
 
 
+def test_writelane_needs_allow_unsupported(tmp_path):
+    """v_writelane_b32 (clang's -O0 SGPR spills) is not built: the trimmer reports it."""
+    from gpgpu_hdl.toolchain import assemble_kernel
+    path = tmp_path / "spill.bin"
+    path.write_bytes(assemble_kernel("v_writelane_b32 v1, s2, 3\ns_endpgm", "k"))
+    p = Profile.from_files([path])
+    with pytest.raises(TrimError, match="v_writelane_b32"):
+        trim(p, SMALL)
+    t = trim(p, SMALL, allow_unsupported=True)
+    assert t.unsupported == {"v_writelane_b32": (f"{path}:k",)}
+    assert "v_writelane_b32" not in t.config.profile
+
+
 def test_keep_and_drop():
     p = profile_of("vecadd")
     t = trim(p, SMALL, keep=["multiplier"], drop=["shifter"])
