@@ -16,7 +16,8 @@ The layers, bottom first (a module may import its own layer and the ones below):
 8     ``gpgpu_hdl.cli`` and ``cliutil``: the ``gpgpu`` command; ``fuzz``: generated kernels
       run on PoCL, the emulator and the RTL, compared and reduced
 9     ``trimmer``: the tool built on the generator (never imported by it)
-10    ``cocotb_tests``: testbenches that run inside the simulator
+10    ``boards``: the host link, board tops, builds and flashing
+11    ``cocotb_tests``: testbenches that run inside the simulator
 ====  ================================================================================
 
 The runtime opens the RTL backends by name (:mod:`gpgpu_hdl.runtime.backends`), not by
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("gpgpu_hdl", "trimmer", "cocotb_tests")
+PACKAGES = ("gpgpu_hdl", "trimmer", "boards", "cocotb_tests")
 
 #: module name prefix -> layer; the longest matching prefix wins
 LAYERS = {
@@ -46,7 +47,8 @@ LAYERS = {
     "gpgpu_hdl.cli": 8, "gpgpu_hdl.cliutil": 8, "gpgpu_hdl.__main__": 8,
     "gpgpu_hdl.fuzz": 8,
     "trimmer": 9,
-    "cocotb_tests": 10,
+    "boards": 10,
+    "cocotb_tests": 11,
 }
 
 

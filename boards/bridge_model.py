@@ -1,0 +1,145 @@
+"""A Python model of the board-side bridge: what the gateware must do with each request, and a
+:class:`~boards.link.Transport` to the model with faults on the line, so that the host side is
+tested without a board and the gateware against the same rules.
+
+The bridge answers every frame it receives: a frame whose CRC fails gets ``BAD_CRC`` (with the
+sequence number as received); a ``WRITE_REG`` that repeats the last request (same sequence
+number and bytes) is answered from its first execution and not executed again; everything else
+is executed and answered. Memory blocks must be whole words inside the board memory.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .protocol import (MAX_WORDS, VERSION, Answer, Command, Info, LinkError, Request,
+                       SlipDecoder, Status, slip_encode)
+
+__all__ = ["Registers", "BridgeModel", "ModelTransport"]
+
+
+@dataclass
+class Registers:
+    """SoC registers as the bridge's AXI4-Lite master sees them: a dictionary of word
+    addresses; an address not in it answers a bus error. ``on_write`` is called after each
+    write (for a model of what the register does)."""
+
+    values: dict[int, int] = field(default_factory=dict)
+    on_write: Callable[[int, int], None] | None = None
+    writes: list[tuple[int, int]] = field(default_factory=list)
+
+    def read(self, address: int) -> int | None:
+        return self.values.get(address)
+
+    def write(self, address: int, value: int) -> bool:
+        if address not in self.values:
+            return False
+        self.values[address] = value
+        self.writes.append((address, value))
+        if self.on_write is not None:
+            self.on_write(address, value)
+        return True
+
+
+class BridgeModel:
+    """The bridge: bytes in, answer bytes out."""
+
+    def __init__(self, registers: Registers, memory_bytes: int, *, memory_base: int = 0,
+                 max_words: int = MAX_WORDS, cu_hz: int = 0, bus_hz: int = 0,
+                 profile: bytes = bytes(16)) -> None:
+        self.registers = registers
+        self.memory = bytearray(memory_bytes)
+        self.memory_base = memory_base
+        self.info = Info(VERSION, max_words, memory_bytes, cu_hz, bus_hz, profile)
+        self._decoder = SlipDecoder()
+        self._last: tuple[Request, Answer] | None = None
+        #: requests executed, by command (a repeated WRITE_REG is not counted again)
+        self.executed: list[Command] = []
+
+    def receive(self, data: bytes) -> bytes:
+        """Take bytes from the line; return the answer frames they complete."""
+        return b"".join(slip_encode(self._answer(p).pack()) for p in self._decoder.feed(data))
+
+    def _answer(self, payload: bytes) -> Answer:
+        try:
+            request = Request.unpack(payload)
+        except LinkError:
+            return Answer(payload[0], Status.BAD_CRC)
+        if self._last is not None and self._last[0] == request \
+                and request.command == Command.WRITE_REG:
+            return self._last[1]
+        answer = Answer(request.seq, *self._execute(request))
+        self._last = (request, answer)
+        return answer
+
+    def _execute(self, r: Request) -> tuple[int, bytes]:
+        args = r.args
+        try:
+            command = Command(r.command)
+        except ValueError:
+            return Status.BAD_COMMAND, b""
+        fixed = {Command.INFO: 0, Command.READ_REG: 4, Command.WRITE_REG: 8,
+                 Command.READ_MEM: 6}
+        if command in fixed and len(args) != fixed[command]:
+            return Status.BAD_LENGTH, b""
+        if command == Command.WRITE_MEM and (len(args) < 8 or len(args) % 4
+                                             or len(args) > 4 + 4 * self.info.max_words):
+            return Status.BAD_LENGTH, b""
+        self.executed.append(command)
+        if command == Command.INFO:
+            return Status.OK, self.info.pack()
+        if command == Command.READ_REG:
+            value = self.registers.read(struct.unpack("<I", args)[0])
+            return (Status.BUS_ERROR, b"") if value is None else (
+                Status.OK, struct.pack("<I", value))
+        if command == Command.WRITE_REG:
+            ok = self.registers.write(*struct.unpack("<II", args))
+            return (Status.OK if ok else Status.BUS_ERROR), b""
+        address = struct.unpack("<I", args[:4])[0]
+        if command == Command.READ_MEM:
+            words = struct.unpack("<H", args[4:])[0]
+            if not 1 <= words <= self.info.max_words:
+                return Status.BAD_LENGTH, b""
+            offset = self._offset(address, 4 * words)
+            if offset is None:
+                return Status.OUT_OF_RANGE, b""
+            return Status.OK, bytes(self.memory[offset:offset + 4 * words])
+        data = args[4:]
+        offset = self._offset(address, len(data))
+        if offset is None:
+            return Status.OUT_OF_RANGE, b""
+        self.memory[offset:offset + len(data)] = data
+        return Status.OK, b""
+
+    def _offset(self, address: int, size: int) -> int | None:
+        offset = address - self.memory_base
+        if address % 4 or offset < 0 or offset + size > len(self.memory):
+            return None
+        return offset
+
+
+class ModelTransport:
+    """A line to a :class:`BridgeModel`. ``to_board`` and ``to_host`` may change what crosses
+    the line (corrupt, drop, hold back): each gets the bytes of one write or one answer and
+    returns what arrives."""
+
+    def __init__(self, bridge: BridgeModel, *,
+                 to_board: Callable[[bytes], bytes] | None = None,
+                 to_host: Callable[[bytes], bytes] | None = None) -> None:
+        self.name = "bridge model"
+        self.bridge = bridge
+        self.to_board = to_board or (lambda b: b)
+        self.to_host = to_host or (lambda b: b)
+        self._pending = b""
+
+    def write(self, data: bytes) -> None:
+        self._pending += self.to_host(self.bridge.receive(self.to_board(data)))
+
+    def read(self, timeout: float) -> bytes:
+        data, self._pending = self._pending, b""
+        if not data:
+            time.sleep(min(timeout, 0.005))
+        return data

@@ -1,0 +1,148 @@
+"""The host side of the link against the bridge's reference model: commands, block splitting,
+errors, and the faults of a serial line (corrupted and dropped bytes, a stalled line, lost
+answers), each ending in a retry with nothing lost or done twice, or in a one-line error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boards.bridge_model import BridgeModel, ModelTransport, Registers
+from boards.link import HostLink
+from boards.protocol import END, MAX_WORDS, Command, LinkError
+
+DOORBELL = 0x10
+
+
+def _bridge(**kw) -> BridgeModel:
+    regs = Registers({0x0: 0x47505531, 0x4: 0, DOORBELL: 0})
+    return BridgeModel(regs, 16384, memory_base=0x1000, cu_hz=50_000_000, bus_hz=25_000_000,
+                       **kw)
+
+
+def _link(bridge, **faults) -> HostLink:
+    return HostLink(ModelTransport(bridge, **faults), timeout=0.02, retries=3)
+
+
+def test_commands_reach_registers_and_memory():
+    bridge = _bridge()
+    link = _link(bridge)
+    info = link.info()
+    assert (info.version, info.memory_bytes, info.cu_hz) == (1, 16384, 50_000_000)
+    assert link.read_reg(0x0) == 0x47505531
+    link.write_reg(0x4, 0xDEADBEEF)
+    assert bridge.registers.values[0x4] == 0xDEADBEEF
+    data = np.arange(3000, dtype=np.uint32).tobytes()           # 12,000 bytes: 12 blocks
+    link.write_mem(0x1000 + 64, data)
+    assert bytes(bridge.memory[64:64 + len(data)]) == data
+    assert link.read_mem(0x1000 + 64, len(data)) == data
+    assert bridge.executed.count(Command.WRITE_MEM) == -(-3000 // MAX_WORDS)
+
+
+def test_block_size_follows_the_bridge():
+    bridge = _bridge(max_words=16)
+    link = _link(bridge)
+    link.info()
+    link.write_mem(0x1000, bytes(256))
+    assert bridge.executed.count(Command.WRITE_MEM) == 4
+
+
+def test_refusals_are_one_line_errors_and_leave_memory_alone():
+    bridge = _bridge()
+    link = _link(bridge)
+    with pytest.raises(LinkError, match=r"READ_REG refused by the board: BUS_ERROR$"):
+        link.read_reg(0x44)
+    with pytest.raises(LinkError, match="WRITE_MEM refused by the board: OUT_OF_RANGE"):
+        link.write_mem(0x1000 + 16380, bytes(8))                 # runs past the end
+    assert not any(bridge.memory)
+    with pytest.raises(LinkError, match="BAD_COMMAND"):
+        link.request(0x7F)
+    with pytest.raises(LinkError, match="BAD_LENGTH"):
+        link.request(Command.READ_REG, b"\x00")
+    with pytest.raises(ValueError, match="whole words"):
+        link.read_mem(0x1002, 8)
+
+
+def _nth(n, change):
+    """A fault applied to the n-th crossing only."""
+    count = [0]
+
+    def fault(data: bytes) -> bytes:
+        count[0] += 1
+        return change(data) if count[0] == n else data
+    return fault
+
+
+def _flip(data: bytes) -> bytes:
+    """One bit of a middle byte flipped (the CRC must catch it; a flip that made a frame
+    delimiter would be a dropped byte's case)."""
+    b = bytearray(data)
+    mid = len(b) // 2
+    b[mid] ^= 0x01 if b[mid] ^ 0x01 != END else 0x02
+    return bytes(b)
+
+
+def _drop_byte(data: bytes) -> bytes:
+    return data[:3] + data[4:]
+
+
+@pytest.mark.parametrize("where", ["to_board", "to_host"])
+@pytest.mark.parametrize("fault", [_flip, _drop_byte, lambda d: b""],
+                         ids=["corrupted", "dropped-byte", "lost"])
+def test_a_damaged_exchange_is_retried_and_nothing_is_lost(where, fault):
+    bridge = _bridge()
+    link = _link(bridge, **{where: _nth(2, fault)})
+    link.write_mem(0x1000, bytes(range(64)))
+    assert link.read_mem(0x1000, 64) == bytes(range(64))        # the damaged exchange
+    assert link.resent == 1
+    assert bytes(bridge.memory[:64]) == bytes(range(64))
+
+
+def test_a_repeated_register_write_rings_once():
+    """The answer to a doorbell write is lost: the host sends it again, the bridge answers
+    from the first execution and the register is written once."""
+    bridge = _bridge()
+    link = _link(bridge, to_host=_nth(1, lambda d: b""))
+    link.write_reg(DOORBELL, 1)
+    assert bridge.registers.writes == [(DOORBELL, 1)] and link.resent == 1
+    link.write_reg(DOORBELL, 1)                          # a new request is executed again
+    assert bridge.registers.writes == [(DOORBELL, 1), (DOORBELL, 1)]
+
+
+def test_a_late_answer_to_an_earlier_request_is_ignored():
+    """The first answer comes after the host has given up on it (the retry's answer came
+    first): it arrives with the next request's answer, whose sequence number it does not
+    have, and is dropped."""
+    bridge = _bridge()
+    held: list[bytes] = []
+
+    def late(data: bytes) -> bytes:
+        crossing = len(held)
+        held.append(data)
+        if crossing == 0:
+            return b""                                   # answer to READ_REG 0x0, try 1
+        if crossing == 2:
+            return held[0] + data                        # ... arrives during READ_REG 0x4
+        return data
+    link = _link(bridge, to_host=late)
+    assert link.read_reg(0x0) == 0x47505531
+    bridge.registers.values[0x4] = 99
+    assert link.read_reg(0x4) == 99
+    assert (link.resent, link.dropped) == (1, 1)
+
+
+def test_a_silent_board_gives_a_one_line_error_in_bounded_time():
+    bridge = _bridge()
+    link = _link(bridge, to_board=lambda d: b"")
+    with pytest.raises(LinkError) as info:
+        link.read_reg(0x0)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message == ("bridge model: no answer to READ_REG after 4 tries of 0.02 s: is the "
+                       "board connected and its bitstream loaded?")
+
+
+def test_a_line_that_always_corrupts_requests_says_so():
+    link = _link(_bridge(), to_board=_flip)
+    with pytest.raises(LinkError, match="the board saw a corrupted request to INFO after 4"):
+        link.info()
