@@ -16,7 +16,7 @@ import numpy as np
 from ..dispatch import Dispatch, Workgroup, wave_start, workgroups
 from ..errors import GpgpuError
 from .memory import Lds, Memory
-from .program import ENDPGM, EmulatorError, Program
+from .program import BARRIER, ENDPGM, EmulatorError, Program
 from .trace import CommitTrace, commit_record
 from .wave import Wave
 
@@ -85,7 +85,7 @@ class Emulator:
         classes: Counter[str] = Counter()
         names: Counter[str] = Counter()
         for step in program:
-            n = counts[step.inst.offset >> 2]
+            n = counts[(step.inst.offset - program.origin) >> 2]
             if n:
                 units[str(step.inst.info.unit)] += n
                 classes[str(step.inst.info.op_class)] += n
@@ -115,7 +115,7 @@ class Emulator:
             live = [w for w in live if not w.done]
 
     def _fail(self, program: Program, w: Wave, pc: int, exc: GpgpuError) -> GpgpuError:
-        step = program.steps[pc >> 2] if 0 <= pc >> 2 < len(program.steps) else None
+        step = program.steps[(pc - program.origin) >> 2] if program.holds(pc) else None
         where = f"{program.name}: workgroup {tuple(w.group)} wave {w.index} at {pc:#x}"
         if step is not None:
             where += f" ({step.text})"
@@ -126,11 +126,12 @@ class Emulator:
                   trace: CommitTrace | None) -> None:
         """Run ``w`` until it ends or reaches a barrier."""
         steps = program.steps
+        origin = program.origin
         pc = w.pc
         budget = self._budget
         try:
             while True:
-                step = steps[pc >> 2]
+                step = steps[(pc - origin) >> 2]
                 if step is None:
                     program.step_at(pc)                 # raises the right error
                 if trace is None:
@@ -140,21 +141,22 @@ class Emulator:
                     w.mem_log = []
                     r = step.run(w)
                     trace.append(commit_record(w, step, pc, exec_before))
-                counts[pc >> 2] += 1
+                counts[(pc - origin) >> 2] += 1
                 budget -= 1
                 if r is None:
                     pc = step.next_pc
-                elif r >= 0:
-                    if not 0 <= r < 4 * len(steps):
-                        raise EmulatorError(f"branch to {r:#x}, outside the kernel's code")
-                    pc = r
                 elif r == ENDPGM:
                     w.done = True
                     break
-                else:                                   # BARRIER
+                elif r == BARRIER:
                     pc = step.next_pc
                     w.at_barrier = True
                     break
+                else:            # a jump (before the kernel's code too: a callee may be there)
+                    if not program.holds(r):
+                        raise EmulatorError(f"branch to {r:#x}, outside the kernel's code "
+                                            f"and the functions it may call")
+                    pc = r
                 if budget <= 0:
                     raise EmulatorError(f"stopped after {self.max_instructions} "
                                         f"instructions (an endless loop?)")

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -539,36 +540,59 @@ class Program:
         Its device address (for ``s_getpc_b64`` and ``s_setpc_b64``).
     name : str
         For messages.
+    functions : sequence of (int, bytes)
+        The device address and the code (relocated) of each function the kernel may call
+        (``s_swappc_b64``): the code object's other functions in ``.text``.
 
     Decoding stops at the first word that does not decode (padding or data after the code);
     reaching that offset raises :class:`EmulatorError` with the decoder's message.
     """
 
-    def __init__(self, code: bytes, code_base: int = 0, name: str = "kernel") -> None:
+    def __init__(self, code: bytes, code_base: int = 0, name: str = "kernel",
+                 functions: Sequence[tuple[int, bytes]] = ()) -> None:
         self.name = name
         self.code_base = code_base
-        self.steps: list[Step | None] = [None] * (len(code) // 4 + 1)
-        self.decode_error: tuple[int, str] | None = None
+        placed = [(address - code_base, body) for address, body in functions]
+        #: the lowest offset from ``code_base`` that holds code (a callee may sit before the
+        #: kernel): ``steps[(pc - origin) >> 2]`` is the step at ``pc``
+        self.origin = min([0, *(start for start, _ in placed)])
+        end = max([len(code), *(start + len(body) for start, body in placed)])
+        self.steps: list[Step | None] = [None] * ((end - self.origin) // 4 + 1)
+        self.decode_errors: dict[int, str] = {}
+        self.size = self._decode(code, 0)
+        for start, body in placed:
+            self._decode(body, start)
+
+    def _decode(self, code: bytes, start: int) -> int:
+        """Decode ``code`` placed at ``start`` (an offset from ``code_base``) into the steps;
+        return how many of its bytes decoded."""
         offset = 0
         while offset < len(code) - 3:
             try:
                 inst = decode_one(code, offset)
             except DecodeError as exc:
-                self.decode_error = (offset, str(exc))
+                self.decode_errors[start + offset] = str(exc)
                 break
-            self.steps[offset >> 2] = Step(compile_instruction(inst, code_base),
-                                           offset + inst.size, inst,
-                                           format_instruction(inst), _writes(inst))
+            pc = start + offset
+            if start:                    # a callee: its offsets count from the kernel's code
+                inst = dataclasses.replace(inst, offset=pc)
+            self.steps[(pc - self.origin) >> 2] = Step(
+                compile_instruction(inst, self.code_base), pc + inst.size, inst,
+                format_instruction(inst), _writes(inst))
             offset += inst.size
-        self.size = offset
+        return offset
+
+    def holds(self, pc: int) -> bool:
+        """``pc`` is inside the span of :attr:`steps` (not necessarily an instruction)."""
+        return self.origin <= pc < self.origin + 4 * len(self.steps)
 
     def step_at(self, pc: int) -> Step:
         """The step at byte offset ``pc``, or EmulatorError if there is no instruction there."""
-        if 0 <= pc < 4 * len(self.steps) and pc % 4 == 0 and self.steps[pc >> 2] is not None:
-            return self.steps[pc >> 2]
-        if self.decode_error is not None and pc == self.decode_error[0]:
+        if self.holds(pc) and pc % 4 == 0 and self.steps[(pc - self.origin) >> 2] is not None:
+            return self.steps[(pc - self.origin) >> 2]
+        if pc in self.decode_errors:
             raise EmulatorError(f"{self.name}: cannot decode the instruction at {pc:#x}: "
-                                f"{self.decode_error[1]}")
+                                f"{self.decode_errors[pc]}")
         raise EmulatorError(f"{self.name}: PC {pc:#x} is not the start of an instruction")
 
     def __iter__(self):

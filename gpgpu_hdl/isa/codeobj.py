@@ -28,12 +28,15 @@ from .elf import ElfFile
 __all__ = [
     "EM_AMDGPU", "ELFOSABI_AMDGPU_MESA3D", "STT_AMDGPU_HSA_KERNEL", "SI_MACHINES",
     "RELOCATION_TYPES", "KERNEL_HEADER_SIZE", "USER_SGPR_SLOTS", "SYSTEM_SGPR_SLOTS",
-    "KernelCodeHeader", "SgprRange", "Relocation", "Kernel", "LoadSection", "CodeObject",
+    "KernelCodeHeader", "SgprRange", "Relocation", "Kernel", "Function", "LoadSection",
+    "CodeObject", "STT_FUNC",
 ]
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_MESA3D = 66
 STT_AMDGPU_HSA_KERNEL = 10
+#: ELF symbol type of a function (a callee that clang did not inline, e.g. at -O0)
+STT_FUNC = 2
 KERNEL_HEADER_SIZE = 256
 _EF_AMDGPU_MACH = 0xFF
 
@@ -417,6 +420,23 @@ class LoadSection:
 
 
 @dataclass(frozen=True)
+class Function:
+    """A function in ``.text`` that is not a kernel: code that kernels call (``s_swappc_b64``),
+    as clang leaves it at ``-O0`` or for a ``noinline`` function.
+
+    Attributes
+    ----------
+    name : str
+    offset, size : int
+        Where its code is in ``.text``, in bytes.
+    """
+
+    name: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
 class CodeObject:
     """A validated Southern Islands code object.
 
@@ -436,6 +456,8 @@ class CodeObject:
         The whole symbol table without the null entry.
     relocations : tuple of Relocation
         Every relocation of every loadable section.
+    functions : tuple of Function
+        The other functions in ``.text`` (callees), in address order.
     """
 
     name: str
@@ -444,6 +466,7 @@ class CodeObject:
     sections: tuple[LoadSection, ...]
     symbols: tuple[elf.Symbol, ...]
     relocations: tuple[Relocation, ...]
+    functions: tuple[Function, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path) -> CodeObject:
@@ -479,7 +502,7 @@ class CodeObject:
         relocations = tuple(_relocation(f, s.name, r) for s in sections
                             for r in f.relocations(s.name))
         return cls(name, machine, _kernels(f, relocations), sections, f.symbols[1:],
-                   relocations)
+                   relocations, _functions(f))
 
     @property
     def text(self) -> bytes:
@@ -688,6 +711,20 @@ def _relocation(f: ElfFile, section: str, r: elf.Relocation) -> Relocation:
         addend = _FIELD[width].unpack_from(data, r.offset)[0] if width else 0
     return Relocation(section, r.offset, type_name, sym.name if sym else "", symbol_section,
                       sym.value if sym else 0, addend)
+
+
+def _functions(f: ElfFile) -> tuple[Function, ...]:
+    text_sec = f.find_section(".text")
+    size = len(f.section_data(text_sec))
+    found = []
+    for sym in f.symbols:
+        if sym.type != STT_FUNC or sym.shndx != text_sec.index or not sym.size:
+            continue
+        if sym.value % 4 or sym.value + sym.size > size:
+            raise f.error(f"function {sym.name} at .text+{sym.value:#x} ({sym.size} bytes) is "
+                          f"not whole dwords inside .text ({size} bytes)")
+        found.append(Function(sym.name, sym.value, sym.size))
+    return tuple(sorted(found, key=lambda fn: fn.offset))
 
 
 def _kernels(f: ElfFile, relocations: tuple[Relocation, ...]) -> tuple[Kernel, ...]:

@@ -35,8 +35,11 @@ class EmuBackend:
             prog = kernel.program
             start = kernel.info.code_offset
             code = prog.text_image[start:start + len(kernel.info.code)]
+            text_base = kernel.code_address - start
+            callees = [(text_base + f.offset, prog.text_image[f.offset:f.offset + f.size])
+                       for f in prog.code.functions]
             kernel._compiled = Program(code, kernel.code_address,
-                                       f"{Path(prog.path).name}:{kernel.name}")
+                                       f"{Path(prog.path).name}:{kernel.name}", callees)
         recorder = None
         if trace is True:
             recorder = CommitTrace()
