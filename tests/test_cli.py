@@ -129,7 +129,7 @@ def test_disasm_cli_contract(path, tmp_path):
 
 def test_isa_manifest_json():
     rows = json.loads(cli("gpgpu", "isa", "--json").stdout)
-    assert len(rows) == len(TABLE) == 711
+    assert len(rows) == len(TABLE) == 712
     emu, rtl = (layer_support(p) for p in LAYERS.values())
     for row in rows:
         assert row["decoder"] is True

@@ -309,8 +309,9 @@ class ScalarAlu(wiring.Component):
 
     Operands are raw register bits. A 32-bit operand uses only bits ``[0:32]`` of its port
     (likewise ``b`` of the 64-bit shifts, bit-field extracts and ``s_bitcmp*_b64``, and ``a``
-    of ``s_bitset*_b64``); the upper bits are ignored. Shift amounts and bit indices are the
-    low 5 (32-bit forms) or 6 (64-bit forms) bits of their operand.
+    of ``s_bitset*_b64``); the upper bits are ignored. Shift amounts, bit indices and the
+    width and offset of ``s_bfm_*`` are the low 5 (32-bit forms) or 6 (64-bit forms) bits of
+    their operand.
 
     An operation the ALU was not built for (see ``ops``) behaves as a no-op: it writes neither
     the destination nor SCC nor EXEC.
@@ -320,7 +321,8 @@ class ScalarAlu(wiring.Component):
     ops : iterable of str, optional
         Mnemonics of the operations to build; the default is all of :data:`SALU_ALU_OPS`.
         The multiplier is built only for ``s_mul_i32``/``s_mulk_i32``, the shifter only for
-        a shift or a bit-field extract (64 bits wide only for a 64-bit one).
+        a shift or a bit-field extract (64 bits wide only for a 64-bit one), and the bit-field
+        mask is 64 bits wide only for ``s_bfm_b64``.
     shifter : str
         Shifter style: ``"barrel"`` or ``"multiplier"`` (see
         :func:`gpgpu_hdl.cu.shifter.make_shifter`).
@@ -607,10 +609,14 @@ class ScalarAlu(wiring.Component):
 
         # -- bit-field mask, single-bit set/clear/test, sign extension -----------------------------
         if _Src.BFM in srcs:
-            offset = b[:5]
-            end = Signal(6)
-            m.d.comb += end.eq(offset + a[:5])
-            sources[_Src.BFM] = Cat((offset <= i) & (end > i) for i in range(32))
+            # 64 bits wide only when s_bfm_b64 is built; bit 5 of S0/S1 counts only for it
+            if any(c["wide"] for c in controls if c["src"] is _Src.BFM):
+                offset, length = Cat(b[:5], b[5] & ctl.wide), Cat(a[:5], a[5] & ctl.wide)
+            else:
+                offset, length = b[:5], a[:5]
+            end = Signal(len(offset) + 1)
+            m.d.comb += end.eq(offset + length)
+            sources[_Src.BFM] = Cat((offset <= i) & (end > i) for i in range(2 ** len(offset)))
         if _Src.BITSET in srcs:
             bit = Signal(64)
             m.d.comb += bit.eq(Const(1, 64) << Cat(a[:5], a[5] & ctl.wide))

@@ -164,9 +164,11 @@ def _ashr(a, b, scc, bits):
     return _nz((sext(a, bits) >> (b & (bits - 1))) & ((1 << bits) - 1))
 
 
-@_op("s_bfm_b32")
+@_op("s_bfm_b32", "s_bfm_b64")
 def _bfm(a, b, scc, bits):
-    return (((1 << (a & 31)) - 1) << (b & 31)) & M32, None
+    # ((1 << S0[4:0]) - 1) << S1[4:0], or with [5:0] for s_bfm_b64 (so at most 63 ones);
+    # the bits shifted past the top are lost
+    return (((1 << (a & (bits - 1))) - 1) << (b & (bits - 1))) & ((1 << bits) - 1), None
 
 
 @_op("s_mul_i32", "s_mulk_i32")

@@ -128,8 +128,15 @@ def vectors(name: str, rng: random.Random) -> list[Vector]:
         pairs += [(x, rng.randrange(64) | width << 16)
                   for width in range(128) for x in (_random_value(rng),)]
     elif kind == "bfm":
-        pairs = [(w, rng.randrange(32)) for w in range(32)]
-        pairs += [(rng.randrange(32), offset) for offset in range(32)]
+        # every width and offset (0..31, 0..63 for s_bfm_b64), also with junk above them
+        n = TABLE.by_mnemonic(name).dst.bits
+
+        def junk() -> int:
+            return rng.getrandbits(32) & ~(n - 1)
+
+        for k in range(n):
+            pairs += [(k, rng.randrange(n)), (rng.randrange(n), k),
+                      (k | junk(), rng.randrange(n) | junk())]
     elif b_bits == 0:
         pairs = [(x, 0) for x in CORNERS] + [(1 << n, 0) for n in range(64)]
     else:

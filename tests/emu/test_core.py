@@ -132,6 +132,45 @@ def test_scalar_64bit_and_bit_ops():
     assert (last["s24"], last["s25"]) == (~x & M32, (~x >> 32) & M32)
 
 
+#: (S0, S1) of the bit-field mask tests: widths and offsets 0, 31, 32, 63, a field running
+#: past the top, and operands with bits above [4:0] / [5:0] set (ignored)
+BFM_CASES = [(0, 0), (0, 17), (1, 0), (5, 3), (31, 1), (32, 0), (32, 31), (33, 2), (63, 0),
+             (63, 1), (1, 63), (40, 30), (0x45, 0x47), (0x7A, 0x3E), (0xFFFFFFFF, 0xFFFFFFFF),
+             (0x80000003, 0xC0), (0xFFFFFFC0, 5)]
+
+
+def _bfm_model(a: int, b: int, bits: int) -> int:
+    """S_BFM_B32 / S_BFM_B64: ``((1 << S0[w]) - 1) << S1[w]`` with ``w`` = [4:0] or [5:0],
+    built bit by bit; ones pushed past bit ``bits - 1`` are lost."""
+    width, offset = a & (bits - 1), b & (bits - 1)
+    return sum(1 << i for i in range(offset, min(offset + width, bits)))
+
+
+@pytest.mark.parametrize("op, bits", [("s_bfm_b32", 32), ("s_bfm_b64", 64)])
+def test_scalar_bfm(op, bits):
+    dst = "s12" if bits == 32 else "s[12:13]"
+    lines, cases = [], []
+    for a, b in BFM_CASES:
+        for scc in (0, 1):
+            lines += [f"s_mov_b32 s10, {a:#x}", f"s_mov_b32 s11, {b:#x}",
+                      f"s_cmp_eq_u32 0, {1 - scc}", f"{op} {dst}, s10, s11",
+                      "s_cselect_b32 s14, 1, 0"]
+            cases.append((a, b, scc))
+    res, _ = run_asm("\n".join(lines) + "\ns_endpgm", trace=True)
+    recs = res.trace.records
+    bfms = [i for i, r in enumerate(recs) if r["op"].split()[0] == op]
+    assert len(bfms) == len(cases)
+    for i, (a, b, scc) in zip(bfms, cases, strict=True):
+        rec, want = recs[i], _bfm_model(a, b, bits)
+        got = rec["sgpr"]["s12"] | rec["sgpr"].get("s13", 0) << 32
+        assert got == want, (op, hex(a), hex(b))
+        assert set(rec["sgpr"]) == ({"s12"} if bits == 32 else {"s12", "s13"})
+        assert "scc" not in rec                                 # SCC is neither written ...
+        assert recs[i + 1]["sgpr"]["s14"] == scc, (op, hex(a), hex(b), scc)  # ... nor changed
+    assert _bfm_model(63, 1, 64) == 0xFFFF_FFFF_FFFF_FFFE       # the widest mask: 63 ones
+    assert _bfm_model(1, 63, 64) == 1 << 63
+
+
 # -- EXEC, compares, branches --------------------------------------------------------------
 
 def test_divergence_saveexec_and_branches():
