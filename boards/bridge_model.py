@@ -2,10 +2,12 @@
 :class:`~boards.link.Transport` to the model with faults on the line, so that the host side is
 tested without a board and the gateware against the same rules.
 
-The bridge answers every frame it receives: a frame whose CRC fails gets ``BAD_CRC`` (with the
-sequence number as received); a ``WRITE_REG`` that repeats the last request (same sequence
-number and bytes) is answered from its first execution and not executed again; everything else
-is executed and answered. Memory blocks must be whole words inside the board memory.
+Registers and memory share one address space, the SoC's AXI4-Lite port (the memory is its
+block-RAM window). The bridge answers every frame it receives: a frame whose CRC fails gets
+``BAD_CRC`` (with the sequence number as received); a ``WRITE_REG`` that repeats the last
+request (same sequence number and bytes) is answered from its first execution and not executed
+again; everything else is executed and answered. Memory blocks must be whole words inside the
+board memory, checked before any word moves.
 """
 
 from __future__ import annotations
@@ -92,11 +94,19 @@ class BridgeModel:
         if command == Command.INFO:
             return Status.OK, self.info.pack()
         if command == Command.READ_REG:
-            value = self.registers.read(struct.unpack("<I", args)[0])
+            address = struct.unpack("<I", args)[0]
+            offset = self._offset(address, 4)
+            value = self.registers.read(address) if offset is None else struct.unpack_from(
+                "<I", self.memory, offset)[0]
             return (Status.BUS_ERROR, b"") if value is None else (
                 Status.OK, struct.pack("<I", value))
         if command == Command.WRITE_REG:
-            ok = self.registers.write(*struct.unpack("<II", args))
+            address, value = struct.unpack("<II", args)
+            offset = self._offset(address, 4)
+            if offset is not None:                  # the memory window is in the same space
+                struct.pack_into("<I", self.memory, offset, value)
+                return Status.OK, b""
+            ok = self.registers.write(address, value)
             return (Status.OK if ok else Status.BUS_ERROR), b""
         address = struct.unpack("<I", args[:4])[0]
         if command == Command.READ_MEM:
