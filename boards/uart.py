@@ -29,7 +29,21 @@ def divisor_for(clk_hz: int, baud: int) -> int:
     return divisor
 
 
-class UartTx(wiring.Component):
+class _Clocked(wiring.Component):
+    """A UART side: ``divisor`` clock cycles per bit (at least 4)."""
+
+    def __init__(self, *, divisor: int) -> None:
+        if divisor < 4:
+            raise ValueError(f"divisor must be at least 4, not {divisor}")
+        self._divisor = divisor
+        super().__init__()
+
+    @property
+    def divisor(self) -> int:
+        return self._divisor
+
+
+class UartTx(_Clocked):
     """Sends each byte of ``data`` as a start bit, 8 data bits (least significant first) and a
     stop bit. ``data.ready`` is high while the line is idle.
 
@@ -43,16 +57,6 @@ class UartTx(wiring.Component):
 
     data: In(stream.Signature(8))
     tx: Out(1, init=1)
-
-    def __init__(self, *, divisor: int) -> None:
-        if divisor < 4:
-            raise ValueError(f"divisor must be at least 4, not {divisor}")
-        self._divisor = divisor
-        super().__init__()
-
-    @property
-    def divisor(self) -> int:
-        return self._divisor
 
     def elaborate(self, platform):
         m = Module()
@@ -73,7 +77,7 @@ class UartTx(wiring.Component):
         return m
 
 
-class UartRx(wiring.Component):
+class UartRx(_Clocked):
     """Receives 8N1 bytes from ``rx`` (synchronised here) into ``data``. A byte whose stop bit
     is low is dropped and pulses ``framing_error``; a byte that arrives while the previous one
     is still waiting in ``data`` is dropped and pulses ``overrun``.
@@ -92,16 +96,6 @@ class UartRx(wiring.Component):
     data: Out(stream.Signature(8))
     framing_error: Out(1)
     overrun: Out(1)
-
-    def __init__(self, *, divisor: int) -> None:
-        if divisor < 4:
-            raise ValueError(f"divisor must be at least 4, not {divisor}")
-        self._divisor = divisor
-        super().__init__()
-
-    @property
-    def divisor(self) -> int:
-        return self._divisor
 
     def elaborate(self, platform):
         m = Module()
