@@ -30,8 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from amaranth.back import verilog  # noqa: E402
-from amaranth.hdl import Module  # noqa: E402
-from amaranth.lib import wiring  # noqa: E402
 
 from gpgpu_hdl.cu.fpu.arith import FpAdd, FpFma, FpMul, FpMulAdd  # noqa: E402
 from gpgpu_hdl.cu.fpu.cmp import FpCmp  # noqa: E402
@@ -39,7 +37,7 @@ from gpgpu_hdl.cu.fpu.cvt import FpCvt  # noqa: E402
 from gpgpu_hdl.cu.fpu.trans import FpTrans  # noqa: E402
 from gpgpu_hdl.cu.fpu.unit import FP_BUILT_OPS, FpLaneUnit  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
-from gpgpu_hdl.synth import SynthError, place_and_route, synthesize  # noqa: E402
+from gpgpu_hdl.synth import Registered, SynthError, place_and_route, synthesize  # noqa: E402
 
 #: name -> (factory, what it is)
 DESIGNS = {
@@ -60,41 +58,6 @@ DESIGNS = {
                    "trans with v_sin_f32, v_cos_f32 only"),
     "lane": (lambda: FpLaneUnit(ops=FP_BUILT_OPS), "the whole lane FP unit with modifiers"),
 }
-
-
-class Registered(wiring.Component):
-    """``unit`` with a register on each of its ports: the same ports, one cycle later each way.
-
-    Every input of ``unit`` is driven from a register loaded from the wrapper's port of the same
-    name, every output of the wrapper is a register loaded from ``unit``'s output, so no
-    combinational path runs from a port of the wrapper to the unit or back: timing analysis of
-    the wrapper sees the unit's internal paths and the one-register hops to and from it.
-
-    Parameters
-    ----------
-    unit : wiring.Component
-        The design to wrap (submodule ``unit``).
-
-    Members
-    -------
-    (all)
-        Those of ``unit``.
-    """
-
-    def __init__(self, unit: wiring.Component):
-        self._unit = unit
-        super().__init__(dict(unit.signature.members.items()))
-
-    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
-        m = Module()
-        m.submodules.unit = unit = self._unit
-        inner = {path: value for path, _, value in unit.signature.flatten(unit)}
-        for path, member, outer in self.signature.flatten(self):
-            if member.flow == wiring.In:
-                m.d.sync += inner[path].eq(outer)
-            else:
-                m.d.sync += outer.eq(inner[path])
-        return m
 
 
 def main(argv: list[str] | None = None) -> int:

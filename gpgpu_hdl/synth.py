@@ -46,13 +46,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from amaranth.hdl import Const, Module
+from amaranth.lib import wiring
+
 from .errors import GpgpuError
 from .toolchain import atomic_write, exit_status, locked
 
 __all__ = [
     "TARGETS", "SYNTH_COMMANDS", "ECP5_COARSE_NO_SHARE", "synth_command", "ECP5_DEVICES",
     "SynthError", "AreaReport", "PnrReport", "Progress", "synthesize", "place_and_route",
-    "count_cells",
+    "count_cells", "Registered",
 ]
 
 #: The Yosys synthesis command run for each target (``{top}`` is replaced by the top module).
@@ -732,3 +735,49 @@ def place_and_route(area: AreaReport, *, device: str = "LFE5U-85F", package: str
                      out_of_context=out_of_context, seconds=report["seconds"],
                      cached=cached, tool=report["tool"], key=key,
                      log=entry.final / "nextpnr.log")
+
+
+class Registered(wiring.Component):
+    """``unit`` with a register on each of its ports: the same ports, one cycle later each way.
+
+    Every input of ``unit`` is driven from a register loaded from the wrapper's port of the same
+    name, every output of the wrapper is a register loaded from ``unit``'s output, so no
+    combinational path runs from a port of the wrapper to the unit or back: timing analysis of
+    the wrapper sees the unit's internal paths and the one-register hops to and from it.
+
+    Parameters
+    ----------
+    unit : wiring.Component
+        The design to wrap (submodule ``unit``).
+
+    Members
+    -------
+    (all)
+        One plain port per port of ``unit``, named by its path (``read__payload``); constant
+        ones, like an always-ready stream's ``ready``, are left out.
+    """
+
+    def __init__(self, unit: wiring.Component):
+        self._unit = unit
+        self._paths = {}
+        members = {}
+        for path, member, value in unit.signature.flatten(unit):
+            if isinstance(value, Const):
+                continue
+            name = "__".join(map(str, path))
+            self._paths[name] = path
+            members[name] = (wiring.In if member.flow == wiring.In else wiring.Out)(
+                member.shape)
+        super().__init__(members)
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.submodules.unit = unit = self._unit
+        inner = {path: value for path, _, value in unit.signature.flatten(unit)}
+        for name, path in self._paths.items():
+            outer = getattr(self, name)
+            if self.signature.members[name].flow == wiring.In:
+                m.d.sync += inner[path].eq(outer)
+            else:
+                m.d.sync += outer.eq(inner[path])
+        return m

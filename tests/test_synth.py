@@ -8,12 +8,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from amaranth.back import verilog
 from amaranth.hdl import Module, Mux
-from amaranth.lib import memory, wiring
+from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import ComputeUnit
-from gpgpu_hdl.synth import SynthError, count_cells, place_and_route, synthesize
+from gpgpu_hdl.synth import (Registered, SynthError, count_cells, place_and_route,
+                             synthesize)
+from tests.simulation import simulate
 
 _EBR_DATA_BITS = 16 * 1024      # data bits of one 18-Kbit block in x16/x32 modes
 
@@ -302,3 +304,31 @@ def test_small_compute_unit_keeps_its_memories_in_block_ram(tmp_path):
     assert all("16KD" in how for how in named.values())
     assert area.block_ram_18k == cfg.resources().ebr
     assert area.dsps > 0 and area.ffs > 0 and area.distributed_rams == 0
+
+
+def test_registered_puts_one_register_on_each_port_and_leaves_constants_out():
+    """An adder inside :class:`Registered`: the sum comes out two cycles after its operands
+    (one register in, one out); a constant member (an always-ready stream's ``ready``) is not
+    a port of the wrapper."""
+    class Adder(wiring.Component):
+        a: In(8)
+        b: In(8)
+        out: Out(stream.Signature(9, always_ready=True))
+
+        def elaborate(self, platform):  # noqa: ARG002
+            m = Module()
+            m.d.comb += [self.out.payload.eq(self.a + self.b), self.out.valid.eq(1)]
+            return m
+
+    dut = Registered(Adder())
+    assert set(dut.signature.members) == {"a", "b", "out__payload", "out__valid"}
+
+    async def bench(ctx):
+        ctx.set(dut.a, 200)
+        ctx.set(dut.b, 100)
+        await ctx.tick()
+        assert ctx.get(dut.out__payload) == 0
+        await ctx.tick()
+        assert ctx.get(dut.out__payload) == 300
+
+    simulate(dut, bench, clock=1e-8)

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# amaranth: UnusedElaboratable=no
+"""Area and Fmax of the pipelined compute unit's building blocks, each alone (milestone 0 of
+docs/pipeline.md): Yosys for ECP5, then nextpnr-ecp5 on an LFE5U-85F (CABGA381, speed 6, out
+of context) inside :class:`~gpgpu_hdl.synth.Registered`, so Fmax is that of the block's own
+register-to-register paths.
+
+    python bench/pipeline_blocks.py [--only NAME ...] [--seed N ...] [--freq MHZ]
+                                    [--timeout SECONDS]
+
+Results are cached under ``build/synth`` like every synthesis of the project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from amaranth.back import verilog  # noqa: E402
+
+from gpgpu_hdl.cu.vgpr_file import VgprFile  # noqa: E402
+from gpgpu_hdl.errors import GpgpuError  # noqa: E402
+from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E402
+
+#: name -> (factory, what it is)
+DESIGNS = {
+    "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
+               "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources"),
+    "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
+                 "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(DESIGNS), help="designs to measure")
+    ap.add_argument("--seed", type=int, nargs="+", default=[1], help="nextpnr placer seeds")
+    ap.add_argument("--freq", type=float, default=150.0,
+                    help="clock constraint for nextpnr in MHz (default 150)")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per tool run")
+    args = ap.parse_args(argv)
+    cache = ROOT / "build/synth"
+    print(f"{'design':9} {'LUT4':>7} {'FF':>7} {'EBR':>4} {'DSP':>4} {'CCU2C':>6} "
+          f"{'seed':>4} {'Fmax':>7} {'s':>6}  what", flush=True)
+    for name in args.only or list(DESIGNS):
+        factory, what = DESIGNS[name]
+        top = f"{name}_reg"
+        text = verilog.convert(Registered(factory()), name=top, emit_src=False,
+                               strip_internal_attrs=True)
+        for seed in args.seed:
+            start = time.monotonic()
+            try:
+                area = synthesize(text, top, "ecp5", cache_dir=cache, timeout=args.timeout)
+                timing = place_and_route(area, frequency_mhz=args.freq, seed=seed,
+                                         cache_dir=cache, timeout=args.timeout)
+            except GpgpuError as exc:
+                print(f"{name:9} failed: {str(exc).splitlines()[0]}", flush=True)
+                return 1
+            print(f"{name:9} {area.luts:>7,} {area.ffs:>7,} {area.block_rams:>4} "
+                  f"{area.dsps:>4} {area.carries:>6,} {seed:>4} {timing.fmax_mhz:>7.2f} "
+                  f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
