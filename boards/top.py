@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out, connect
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.soc.axi import Axi4Signature, AxiResp
-from gpgpu_hdl.soc.regmap import built_mnemonics
+from gpgpu_hdl.soc.regmap import built_mnemonics, soc_register_map
 from gpgpu_hdl.soc.top import SocTop
 
 from .bridge import BridgeCore
@@ -100,8 +100,9 @@ class BoardSoc(wiring.Component):
 
     def __init__(self, config: CuConfig, *, memory_bytes: int, divisor: int, cu_hz: int,
                  bus_hz: int) -> None:
-        self._soc = SocTop(config, prefetch_bytes=memory_bytes)
-        (window,) = [w for w in self._soc.regmap.windows if w.name == "prefetch"]
+        self._config = config
+        self._regmap = soc_register_map(config, cus=1, prefetch_bytes=memory_bytes)
+        (window,) = [w for w in self._regmap.windows if w.name == "prefetch"]
         self._memory = (window.offset, memory_bytes)
         self._info = Info(VERSION, MAX_WORDS, memory_bytes, cu_hz, bus_hz,
                           profile_digest(config))
@@ -120,7 +121,7 @@ class BoardSoc(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.soc = soc = self._soc
+        m.submodules.soc = soc = SocTop(self._config, prefetch_bytes=self._memory[1])
         m.submodules.uart_rx = rx = UartRx(divisor=self._divisor)
         m.submodules.uart_tx = tx = UartTx(divisor=self._divisor)
         m.submodules.slip_rx = dec = SlipDecoder(limit=4 * MAX_WORDS + 12)
