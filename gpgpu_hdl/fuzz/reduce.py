@@ -284,7 +284,7 @@ def difference_oracle(difference: Difference, *, rtl: bool | None = None) -> Ora
 
     def oracle(cands: list[Program]) -> list[Difference | None]:
         renamed = [c.replace(name=f"{c.name}_r{i}") for i, c in enumerate(cands)]
-        outs = run_batch(renamed, rtl=(lambda _: True) if rtl else None)
+        outs = run_batch(renamed, rtl=(lambda _: True) if rtl else None, opinions=False)
         result = []
         for c, o in zip(cands, outs, strict=True):
             found = [dataclasses.replace(d, kernel=c.name) for d in o.differences]
