@@ -17,6 +17,7 @@ commands and the retry rules.
 from __future__ import annotations
 
 import binascii
+import dataclasses
 import enum
 import struct
 from dataclasses import dataclass
@@ -123,39 +124,43 @@ def _open(payload: bytes, what: str) -> bytes:
     return body
 
 
+class _Message:
+    """A frame's payload: a sequence number, a code byte and the bytes after them (the
+    subclass names the three fields, in that order)."""
+
+    _WHAT = "message"
+
+    def pack(self) -> bytes:
+        """The frame's payload (CRC included, not yet SLIP-framed)."""
+        seq, code, body = dataclasses.astuple(self)
+        return _seal(bytes([seq & 0xFF, code]) + body)
+
+    @classmethod
+    def unpack(cls, payload: bytes):
+        body = _open(payload, cls._WHAT)
+        return cls(body[0], body[1], body[2:])
+
+
 @dataclass(frozen=True)
-class Request:
+class Request(_Message):
     """A request: sequence number, command and its argument bytes."""
 
     seq: int
     command: int
     args: bytes = b""
 
-    def pack(self) -> bytes:
-        """The frame's payload (CRC included, not yet SLIP-framed)."""
-        return _seal(bytes([self.seq & 0xFF, self.command]) + self.args)
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Request:
-        body = _open(payload, "request")
-        return cls(body[0], body[1], body[2:])
+    _WHAT = "request"
 
 
 @dataclass(frozen=True)
-class Answer:
+class Answer(_Message):
     """An answer: the request's sequence number, a :class:`Status` and the data."""
 
     seq: int
     status: int
     data: bytes = b""
 
-    def pack(self) -> bytes:
-        return _seal(bytes([self.seq & 0xFF, self.status]) + self.data)
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Answer:
-        body = _open(payload, "answer")
-        return cls(body[0], body[1], body[2:])
+    _WHAT = "answer"
 
 
 @dataclass(frozen=True)
