@@ -16,7 +16,7 @@ register returns the old value (the one-instruction-in-flight rule keeps a wave 
 register its own previous instruction has not written yet).
 """
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -98,7 +98,7 @@ class VgprFile(wiring.Component):
         """The bank row of register ``reg`` of ``slot`` for pass ``pass_``."""
         per_slot = self._vgprs // BANKS
         width = max(1, (self.rows - 1).bit_length())
-        return ((slot * per_slot + (reg >> 2)) * self._passes + pass_)[:width]
+        return ((slot * per_slot + reg // BANKS) * self._passes + pass_)[:width]
 
     def elaborate(self, platform):
         m = Module()
@@ -130,7 +130,8 @@ class VgprFile(wiring.Component):
         bank_of = [regs[i].reg % BANKS for i in range(n)]
         for i in range(n):
             repeat = [regs[j].valid & (regs[j].reg == regs[i].reg) for j in range(i)]
-            m.d.comb += first[i].eq(regs[i].valid & ~_any(repeat))
+            named_before = Cat(*repeat).any() if repeat else Const(0, 1)
+            m.d.comb += first[i].eq(regs[i].valid & ~named_before)
             ahead = [first[j] & (bank_of[j] == bank_of[i]) for j in range(i)]
             m.d.comb += turn[i].eq(sum(ahead) if ahead else 0)
         last_turn = Const(0, range(n))
@@ -185,13 +186,6 @@ class VgprFile(wiring.Component):
             m.d.comb += self.operands.payload.data[i].eq(
                 Mux(out_valid[i], own_array[out_alias[i]], 0))
         return m
-
-
-def _any(terms):
-    out = Const(0, 1)
-    for t in terms:
-        out = out | t
-    return out
 
 
 def _max(valid, value, current):
