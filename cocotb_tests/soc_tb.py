@@ -1,9 +1,11 @@
 """cocotb testbench of :class:`gpgpu_hdl.soc.top.SocTop`: the host and DDR as cocotbext-axi
 models, one or more launches per simulator run.
 
-Runs inside the simulator (started by :meth:`gpgpu_hdl.sim.verilator.VerilatorBuild.run`); the
-host side of the exchange is :class:`gpgpu_hdl.sim.soc_backend.SocBackend`, which
-derives every register offset from the SoC's register map, so nothing here knows the map.
+Runs inside the simulator (started by :meth:`gpgpu_hdl.sim.verilator.VerilatorBuild.run`). The
+launch sequence is the host-side driver every host shares (:mod:`gpgpu_hdl.soc.host`, which
+the board backend runs over its serial link), executed here on cocotbext-axi's AXI4-Lite
+master; :class:`gpgpu_hdl.sim.soc_backend.SocBackend` makes the plans from the SoC's register
+map, so nothing here knows the map.
 
 Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
 
@@ -15,18 +17,10 @@ Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`):
     Bus cycles from an accepted read or write address to its first data beat or response.
 ``clocks``
     ``[cu_mhz, bus_mhz]``: the two clocks (``cu_clk`` and ``clk``) of the build.
-``max_cycles``
-    Compute-unit cycles a launch may take before it counts as hung.
 ``launches``
-    A list; each: ``writes`` (``[offset, value]`` register writes in order, the last one
-    starting the launch), ``window`` (``[offset, base, words]``: preload the prefetch window at
-    host offset ``offset`` from the image at byte ``base``, read it back afterwards; or null),
-    ``abort`` (``[offset, value, ns]``: write that register that long after the start, unless
-    the launch is done by then), ``idle`` (``[offset, mask]``: instead of waiting for the
-    interrupt, read that register until the mask's bits are 0; for a launch that raises no
-    ``done``),
-    ``reads`` (``[name, offset]`` registers read after the launch, in order) and ``clear``
-    (``[offset, value]`` written after the reads: acknowledge ``done``).
+    A list of :class:`gpgpu_hdl.soc.host.LaunchPlan` (as JSON), executed in order by the
+    host-side driver :func:`gpgpu_hdl.soc.host.launch`; a plan's prefetch window is loaded
+    from the image at its ``base``.
 ``readback``
     Words of global memory to return.
 ``reads``
@@ -117,9 +111,43 @@ def _delay_channel(side, name: str, period_ps: int, latency: int, bursts: dict,
     setattr(side, name, Delayed())
 
 
+class _Host:
+    """The SoC's host port as the driver's bus (:func:`gpgpu_hdl.soc.host.run_async`):
+    cocotbext-axi's AXI4-Lite master, simulation time, and the interrupt line the plans enable
+    (``CONTROL.irq_enable``) to wait for ``done``."""
+
+    def __init__(self, dut, master) -> None:
+        self.dut = dut
+        self.master = master
+
+    async def read_reg(self, offset: int) -> int:
+        return await self.master.read_dword(offset)
+
+    async def write_reg(self, offset: int, value: int) -> None:
+        await self.master.write_dword(offset, value)
+
+    async def read_mem(self, offset: int, size: int) -> bytes:
+        return (await self.master.read(offset, size)).data
+
+    async def write_mem(self, offset: int, data: bytes) -> None:
+        await self.master.write(offset, data)
+
+    async def wait_done(self, op) -> bool:
+        if int(self.dut.irq.value):
+            return True
+        timer = Timer(op.ns, unit="ns")
+        return await First(RisingEdge(self.dut.irq), timer) is not timer
+
+    def now_ns(self):
+        return cocotb.utils.get_sim_time("ns")
+
+
 @cocotb.test()
 async def launch(dut):
     from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+    from gpgpu_hdl.soc.host import LaunchPlan, read_registers, run_async
+    from gpgpu_hdl.soc.host import launch as launch_steps
 
     p = load_params()
     cu_mhz, bus_mhz = p["clocks"]
@@ -129,7 +157,7 @@ async def launch(dut):
     Clock(dut.clk, 2 * _half_ps(bus_mhz), unit="ps").start()
     dut.rst.value = 1
     dut.cu_rst.value = 1
-    host = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "host_"), dut.clk, dut.rst)
+    host = _Host(dut, AxiLiteMaster(AxiLiteBus.from_prefix(dut, "host_"), dut.clk, dut.rst))
     bursts = dict.fromkeys(("read_bursts", "read_beats", "write_bursts", "write_beats"), 0)
     ram = _ram(dut, int(p["ram_bytes"]), int(p["mem_latency"]), 2 * _half_ps(bus_mhz), bursts)
     image = np.asarray(p["image"], dtype=np.uint32)
@@ -140,48 +168,24 @@ async def launch(dut):
     dut.cu_rst.value = 0
     await ClockCycles(dut.clk, 4)
 
-    first_reads = {name: await host.read_dword(offset) for name, offset in p.get("reads", [])}
-    cu_period_ns = 1e3 / cu_mhz
+    first_reads = await run_async(read_registers(p.get("reads", [])), host)
     out = []
     window_data = None
-    for launch in p["launches"]:
-        window = launch.get("window")
-        if window:
-            w_offset, base, words = window
-            await host.write(w_offset, image[base // 4:base // 4 + words].tobytes())
+    for item in p["launches"]:
+        plan = LaunchPlan.from_json(item)
+        data = None
+        if plan.window:
+            _, base, words = plan.window
+            data = image[base // 4:base // 4 + words].tobytes()
+        # the window loads over the host port, not the memory port: the bursts are the launch's
         bursts.update(dict.fromkeys(bursts, 0))
-        for offset, value in launch["writes"]:
-            await host.write_dword(offset, value)
-        begin = cocotb.utils.get_sim_time("ns")
-        limit = Timer(int(p["max_cycles"] * cu_period_ns) + 1000, unit="ns")
-        fired = None
-        if launch.get("abort"):
-            offset, value, after_ns = launch["abort"]
-            await First(RisingEdge(dut.irq), Timer(after_ns, unit="ns"))
-            if not int(dut.irq.value):
-                await host.write_dword(offset, value)
-        if launch.get("idle"):          # no interrupt comes: poll until the launch is over
-            offset, busy = launch["idle"]
-            deadline = begin + int(p["max_cycles"] * cu_period_ns) + 1000
-            while await host.read_dword(offset) & busy:
-                if cocotb.utils.get_sim_time("ns") > deadline:
-                    fired = limit
-                    break
-        elif not int(dut.irq.value):
-            fired = await First(RisingEdge(dut.irq), limit)
-        result = {"timeout": fired is limit,
-                  "host_ns": cocotb.utils.get_sim_time("ns") - begin, "bursts": dict(bursts)}
-        if result["timeout"]:
-            out.append(result)        # the units still run: later launches would be refused
-            break
-        for name, offset in launch["reads"]:
-            result[name] = await host.read_dword(offset)
-        if launch.get("clear"):
-            await host.write_dword(*launch["clear"])
-        if window:
-            data = await host.read(w_offset, 4 * words)
-            window_data = (base, np.frombuffer(data.data, dtype=np.uint32).copy())
-        out.append(result)
+        got = await run_async(launch_steps(plan, data), host)
+        out.append({"timeout": got.timeout, "host_ns": got.host_ns, "bursts": dict(bursts),
+                    **got.reads})
+        if got.timeout:
+            break                     # the units still run: later launches would be refused
+        if got.window is not None:
+            window_data = (plan.window[1], np.frombuffer(got.window, dtype=np.uint32).copy())
         # memory after the launch: DDR, with the window's latest contents over its range (the
         # next launch preloads the window from this image)
         mem = np.frombuffer(ram.read(0, 4 * len(image)), dtype=np.uint32).copy()
@@ -193,6 +197,6 @@ async def launch(dut):
     results = {"memory": image[:int(p["readback"])], "launches": out, "reads": first_reads}
     if p.get("rom"):
         offset, words = p["rom"]
-        data = await host.read(offset, 4 * words)
-        results["rom"] = np.frombuffer(data.data, dtype=np.uint32).copy()
+        data = await host.read_mem(offset, 4 * words)
+        results["rom"] = np.frombuffer(data, dtype=np.uint32).copy()
     save_results(results)

@@ -25,7 +25,8 @@ from ..runtime.errors import IllegalInstruction, RtlTrap
 from ..runtime.result import KernelResult
 from .trace import decode_trace, last_pcs
 
-__all__ = ["VerilatorBackend", "trap_error", "CU_TESTBENCH", "MODEL_ARGS"]
+__all__ = ["VerilatorBackend", "trap_error", "group_limit", "launch_fields", "CU_TESTBENCH",
+           "MODEL_ARGS"]
 
 #: the cocotb test module that runs one launch on the bare unit (``cocotb_tests/cu_tb.py``)
 CU_TESTBENCH = "cocotb_tests.cu_tb"
@@ -57,6 +58,37 @@ def trap_error(kernel: Any, cause: int, pc: int, inst: int, where: str) -> RtlTr
     return cls(f"kernel {kernel.name}: {_cause_text(cause)} at pc {pc:#x} ({where}): {text}",
                pc=int(pc))
 
+
+def group_limit(config: CuConfig, kernel: Any, d: Dispatch) -> int:
+    """How many workgroups of launch ``d`` of ``kernel`` a unit of ``config`` runs at once;
+    :class:`ConfigError` when the kernel does not fit the unit."""
+    info = kernel.info
+    h = d.header
+    code_bytes = len(info.code)
+    if code_bytes > config.imem_bytes:
+        raise ConfigError(f"kernel {kernel.name} has {code_bytes} bytes of code; the "
+                          f"compute unit's instruction memory holds {config.imem_bytes}")
+    config.check_kernel(kernel.name, h.workitem_vgpr_count, h.wavefront_sgpr_count,
+                     d.lds_bytes)
+    if d.waves_per_group > config.wave_slots:
+        raise ConfigError(f"a workgroup of {int(np.prod(d.local))} work-items needs "
+                          f"{d.waves_per_group} waves; the compute unit has "
+                          f"{config.wave_slots} wave slots")
+    lds = -(-d.lds_bytes // 4) * 4
+    limit = config.wave_slots // d.waves_per_group
+    if lds:
+        limit = min(limit, config.lds_bytes // lds)
+    if d.scratch_bytes:
+        limit = 1          # scratch areas are per wave-in-group (shared ABI with emu)
+    return max(1, min(limit, 15))
+
+
+def launch_fields(config: CuConfig, kernel: Any, d: Dispatch) -> dict:
+    """The dispatch field values of launch ``d`` of ``kernel`` on a unit of ``config`` (the
+    :data:`~gpgpu_hdl.cu.core.DispatchLayout` fields, checked to fit the unit first)."""
+    fields = dispatch_fields(d, len(kernel.info.code) // 4, group_limit(config, kernel, d))
+    fields["lds_bytes"] = -(-d.lds_bytes // 4) * 4
+    return fields
 
 
 #: Verilator arguments of the compute unit's model (built with ``visibility="top"``, so that
@@ -126,32 +158,11 @@ class VerilatorBackend:
         return self._build
 
     def _check(self, kernel: Any, d: Dispatch) -> int:
-        cfg = self.config
-        info = kernel.info
-        h = d.header
-        code_bytes = len(info.code)
-        if code_bytes > cfg.imem_bytes:
-            raise ConfigError(f"kernel {kernel.name} has {code_bytes} bytes of code; the "
-                              f"compute unit's instruction memory holds {cfg.imem_bytes}")
-        cfg.check_kernel(kernel.name, h.workitem_vgpr_count, h.wavefront_sgpr_count,
-                         d.lds_bytes)
-        if d.waves_per_group > cfg.wave_slots:
-            raise ConfigError(f"a workgroup of {int(np.prod(d.local))} work-items needs "
-                              f"{d.waves_per_group} waves; the compute unit has "
-                              f"{cfg.wave_slots} wave slots")
-        lds = -(-d.lds_bytes // 4) * 4
-        limit = cfg.wave_slots // d.waves_per_group
-        if lds:
-            limit = min(limit, cfg.lds_bytes // lds)
-        if d.scratch_bytes:
-            limit = 1          # scratch areas are per wave-in-group (shared ABI with emu)
-        return max(1, min(limit, 15))
+        return group_limit(self.config, kernel, d)
 
     def _fields(self, kernel: Any, d: Dispatch) -> dict:
         """The dispatch field values of a launch (checked to fit the unit first)."""
-        fields = dispatch_fields(d, len(kernel.info.code) // 4, self._check(kernel, d))
-        fields["lds_bytes"] = -(-d.lds_bytes // 4) * 4
-        return fields
+        return launch_fields(self.config, kernel, d)
 
     def _image(self) -> np.ndarray:
         """Device memory from address 0 to its top, as words for the simulated memory."""

@@ -8,6 +8,7 @@ from an AXI RAM model (both cocotbext-axi).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..runtime.errors import RtlTrap
 from ..runtime.result import KernelResult
 from .cu_backend import VerilatorBackend, trap_error
 
-__all__ = ["SocBackend", "SOC_TESTBENCH", "DEFAULT_PREFETCH_BYTES"]
+__all__ = ["SocBackend", "SOC_TESTBENCH", "DEFAULT_PREFETCH_BYTES", "outcome_error"]
 
 #: the cocotb test module that runs launches on the SoC (``cocotb_tests/soc_tb.py``)
 SOC_TESTBENCH = "cocotb_tests.soc_tb"
@@ -94,7 +95,7 @@ class SocBackend(VerilatorBackend):
         return [self.regmap.offset("prefetch"), base, words] if words else None
 
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> Any:
-        from ..soc.regmap import dispatch_writes
+        from ..soc.host import launch_plan
         if trace:
             raise ConfigError("commit traces come from the bare compute unit: use "
                               "Device('verilator') without SoC arguments to trace")
@@ -102,28 +103,24 @@ class SocBackend(VerilatorBackend):
         fields = self._fields(kernel, d)
         image = self._image()
         window = self._window(4 * len(image))
-        writes = [*dispatch_writes(r, fields)]
-        writes.append((r.offset("PREFETCH_BASE"), window[1] if window else 0))
         # a kernel with scratch runs one workgroup at a time per unit (_check): one area each
-        writes.append((r.offset("SCRATCH_STRIDE"), d.scratch_bytes))
-        writes.append((r.offset("CONTROL"), r.encode("CONTROL", start=1, irq_enable=1)))
-        names = ["STATUS", "TRAP_CAUSE", "TRAP_CU", "TRAP_SLOT", "TRAP_PC", "TRAP_INST_LO",
-                 "TRAP_INST_HI", "MEM_ERROR_ADDR"]
-        names += [reg.name for reg in r.registers if reg.name.startswith("COUNTERS_")]
-        one = {"writes": writes, "window": window, "reads": [[n, r.offset(n)] for n in names],
-               "clear": [r.offset("STATUS"), r.encode("STATUS", done=1, mem_error=1)]}
+        limit_ns = int(self.max_cycles * (1e3 / self.clocks[0])) + 1000
+        one = launch_plan(r, fields, limit_ns=limit_ns, prefetch_base=window[1] if window else 0,
+                          scratch_stride=d.scratch_bytes, window=window)
         if self.abort_after_ns is not None:
-            one["abort"] = [r.offset("CONTROL"), r.encode("CONTROL", abort=1, irq_enable=1),
-                            self.abort_after_ns]
+            one = replace(one, abort=(r.offset("CONTROL"),
+                                      r.encode("CONTROL", abort=1, irq_enable=1),
+                                      self.abort_after_ns))
         launches = [one] * self.repeat
         if self.reset_after_ns is not None:
-            launches.insert(0, {**one, "clear": None, "idle": [r.offset("STATUS"),
-                                                               r.encode("STATUS", busy=1)],
-                                "abort": [r.offset("CONTROL"),
-                                          r.encode("CONTROL", reset=1, irq_enable=1),
-                                          self.reset_after_ns]})
+            launches.insert(0, replace(one, clear=None,
+                                       idle=(r.offset("STATUS"), r.encode("STATUS", busy=1)),
+                                       abort=(r.offset("CONTROL"),
+                                              r.encode("CONTROL", reset=1, irq_enable=1),
+                                              self.reset_after_ns)))
         start = time.perf_counter()
-        res = self._run(image, launches=launches, readback=len(image))
+        res = self._run(image, launches=[plan.to_json() for plan in launches],
+                        readback=len(image))
         seconds = time.perf_counter() - start
         self._write_back(res["memory"])
         first = len(launches) - self.repeat
@@ -144,7 +141,7 @@ class SocBackend(VerilatorBackend):
     def _run(self, image: np.ndarray, **params: Any) -> dict:
         return self.build().run(SOC_TESTBENCH, {
             "image": image, "ram_bytes": self.mem_words * 4, "mem_latency": self.mem_latency,
-            "clocks": list(self.clocks), "max_cycles": self.max_cycles, **params},
+            "clocks": list(self.clocks), **params},
             timeout=3600)
 
     def probe(self, names: list[str], *, rom: str | None = None) -> dict:
@@ -163,21 +160,25 @@ class SocBackend(VerilatorBackend):
 
     def _outcome(self, kernel: Any, got: dict) -> tuple[dict, dict]:
         """The counters of one launch's register reads, or the error it ended with."""
-        from ..cu.core import CountersLayout
-        r = self.regmap
+        from ..soc.host import decode_outcome
         if got["timeout"]:          # the testbench read no registers then
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.max_cycles} "
                           f"compute-unit cycles")
-        counters = {}
-        for name, _ in CountersLayout:
-            counters[name] = (got[f"COUNTERS_{name.upper()}_LO"]
-                              | got[f"COUNTERS_{name.upper()}_HI"] << 32)
-        status = r.decode("STATUS", got["STATUS"])
-        if status["mem_error"]:
-            raise RtlTrap(f"kernel {kernel.name}: a global memory access failed (AXI error "
-                          f"response) at address {got['MEM_ERROR_ADDR']:#x}")
-        if got["TRAP_CAUSE"]:
-            raise trap_error(kernel, got["TRAP_CAUSE"], got["TRAP_PC"],
-                              got["TRAP_INST_LO"] | got["TRAP_INST_HI"] << 32,
-                              f"compute unit {got['TRAP_CU']}, wave slot {got['TRAP_SLOT']}")
-        return counters, got
+        outcome = decode_outcome(self.regmap, got)
+        error = outcome_error(kernel, outcome)
+        if error is not None:
+            raise error
+        return outcome.counters, got
+
+
+def outcome_error(kernel: Any, outcome: Any) -> RtlTrap | None:
+    """The exception for a launch on the SoC that ended with a memory error or a trap (an
+    :class:`~gpgpu_hdl.soc.host.Outcome`), or None when it ended well."""
+    if outcome.mem_error is not None:
+        return RtlTrap(f"kernel {kernel.name}: a global memory access failed (AXI error "
+                       f"response) at address {outcome.mem_error:#x}")
+    t = outcome.trap
+    if t is not None:
+        return trap_error(kernel, t.cause, t.pc, t.inst,
+                          f"compute unit {t.cu}, wave slot {t.slot}")
+    return None
