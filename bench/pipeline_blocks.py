@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from amaranth.back import verilog  # noqa: E402
 
+from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
 from gpgpu_hdl.cu.vgpr_file import VgprFile  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
 from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E402
@@ -31,6 +32,7 @@ from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E40
 DESIGNS = {
     "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
                "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources"),
+    "lane": (FastLaneAlu, "fast VALU lane, 6 stages"),
     "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
 }

@@ -1,0 +1,402 @@
+"""The fast lane of the pipelined vector ALU (issue "The compute unit as a pipeline",
+docs/pipeline.md): a building block, not yet used by :class:`~gpgpu_hdl.cu.core.ComputeUnit`.
+
+:data:`FAST_OPS` is the part of the integer VALU that every lane of the pipelined unit carries:
+the instructions that make up 99.5 % of the suite's integer vector work (docs/pipeline.md,
+"datapath groups"): the add/subtract family, the bitwise ops and ``v_cndmask_b32``,
+``v_bfi_b32``, ``v_bfm_b32``, every integer compare (32 and 64 bits), min/max, the 32- and
+24-bit multiplies and ``v_mad_*_24``, the 32-bit shifts and ``v_bfe_*`` (inside the
+multiplier, the eGPU integrated shifter) and the 64-bit shifts (a two-stage barrel shifter:
+``v_lshl_b64`` scales addresses, 6.7 % of VALU work). The rest of :data:`~.valu.VALU_INT_OPS`
+(SADs, bit counts and scans, ``v_bfrev``, med3/min3/max3, ``v_lerp_u8``, the packing
+conversions, ``v_alignbit``/``v_alignbyte``: 0.5 % of the suite's VALU work, none in most
+kernels) is :data:`SLOW_OPS`, for a narrower shared unit.
+
+:class:`FastDecode` turns a :class:`~.valu.ValuOp` into the :data:`FastControl` word once per
+instruction (the lanes share it); :class:`FastLaneAlu` is one lane: a pipeline of
+:data:`LATENCY` register stages that takes an operation every cycle and never stalls, so its
+results come out in order, exactly :data:`LATENCY` cycles after their operands. Each stage is
+about three LUT levels or one carry chain deep, the shape that reaches 150 MHz on ECP5::
+
+    stage 1  adder, bitwise ops, the 65-bit compare, multiplier operands (extension, or the
+             shift's bit-reversed value and one-hot factor), 64-bit shift by whole bytes
+    stage 2  the four 18x18 partial products (DSP blocks), min/max select, the flag,
+             64-bit shift by 0-7 bits; the add/logic/minmax/shift64 result is final here
+    stage 3  the sum of the two middle partial products
+    stage 4  the product: a carry-save row of the three partial sums (and the addend of
+             ``v_mad_*_24``) and one carry chain
+    stage 5  the product word (low/high), the shift's bit reversal and sign fill, the sign
+             bit of a bit-field extract
+    stage 6  the bit-field mask and the result select
+
+Results are bit-identical with :class:`~.valu.IntLaneAlu` and the golden model
+(:mod:`gpgpu_hdl.emu.valu_ops`).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
+
+from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH
+from .shifter import ShiftOp
+from .valu import (
+    _ADD_OPS,
+    _BFE_OPS,
+    _CMP_CONDS,
+    _CMP_OPS,
+    _MAD_OPS,
+    _MINMAX_OPS,
+    _MUL_OPS,
+    _SHIFT32_OPS,
+    _SHIFT64_OPS,
+    VALU_INT_OPS,
+    ValuOp,
+    _member_name,
+    _thermometer,
+)
+
+__all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "Logic", "FastControl", "fast_control",
+           "FastDecode", "FastLaneAlu"]
+
+#: register stages from the operands to the result
+LATENCY = 6
+
+_LOGIC_FAST = ("v_not_b32", "v_and_b32", "v_or_b32", "v_xor_b32", "v_bfi_b32", "v_bfm_b32",
+               "v_cndmask_b32")
+
+#: The instructions :class:`FastLaneAlu` computes, in instruction-table order.
+FAST_OPS: tuple[str, ...] = tuple(
+    n for n in VALU_INT_OPS
+    if n in _ADD_OPS or n in _LOGIC_FAST or n in _CMP_OPS or n in _MINMAX_OPS or n in _MUL_OPS
+    or n in _SHIFT32_OPS or n in _BFE_OPS or n in _SHIFT64_OPS)
+
+#: The integer VALU instructions left to a slow shared unit, in instruction-table order.
+SLOW_OPS: tuple[str, ...] = tuple(n for n in VALU_INT_OPS if n not in FAST_OPS)
+
+
+class Logic(enum.Enum, shape=3):
+    """The bitwise result of :class:`FastLaneAlu` (stage 1)."""
+
+    AND = 0
+    OR = 1
+    XOR = 2
+    NOT = 3
+    BFI = 4
+    BFM = 5
+    CNDMASK = 6
+
+
+#: The decoded control of one fast-lane instruction, shared by the lanes.
+#:
+#: * ``early_add``, ``early_logic``, ``early_minmax``, ``early_shift64``: the result is final
+#:   after stage 2 and comes from the adder, the bitwise unit, min/max or the 64-bit shifter
+#:   (none: the result is 0, as for the compares);
+#: * ``use_early``, ``use_mul``, ``use_shift``, ``use_bfe``: the source of the result in stage 6;
+#: * adder: ``add_swap`` (x = S1, y = S0), ``add_invert`` (~y), ``add_cin`` (carry in: 0, 1,
+#:   ``cin``, ``~cin``), ``add_borrow`` (the flag is the inverted carry out);
+#: * ``flag_add``, ``flag_cmp``: the flag is the adder's carry/borrow or the compare;
+#: * compare: ``cmp_signed``, ``cmp_wide`` (64-bit), ``cmp_cond`` (index into
+#:   ``f lt eq le gt ne ge t``), ``is_max`` (min/max picks the larger);
+#: * multiplier: ``mul_signed``, ``mul_narrow`` (24-bit operands), ``mul_high`` (bits 63:32),
+#:   ``mad`` (S2 added to the product);
+#: * shifts: ``shift_mode`` (the multiplier shifts), ``shift_rev`` (value S1, amount S0),
+#:   ``shift_right``, ``shift_arith``.
+FastControl = data.StructLayout({
+    "early_add": 1, "early_logic": 1, "early_minmax": 1, "early_shift64": 1,
+    "use_early": 1, "use_mul": 1, "use_shift": 1, "use_bfe": 1,
+    "add_swap": 1, "add_invert": 1, "add_cin": 2, "add_borrow": 1,
+    "flag_add": 1, "flag_cmp": 1,
+    "logic": Logic,
+    "cmp_signed": 1, "cmp_wide": 1, "cmp_cond": 3, "is_max": 1,
+    "mul_signed": 1, "mul_narrow": 1, "mul_high": 1, "mad": 1,
+    "shift_mode": 1, "shift_rev": 1, "shift_right": 1, "shift_arith": 1,
+})
+
+_ADD_CIN = {0: 0, 1: 1, "cin": 2, "~cin": 3}
+_LOGIC_OF = {"v_not_b32": Logic.NOT, "v_and_b32": Logic.AND, "v_or_b32": Logic.OR,
+             "v_xor_b32": Logic.XOR, "v_bfi_b32": Logic.BFI, "v_bfm_b32": Logic.BFM,
+             "v_cndmask_b32": Logic.CNDMASK}
+
+
+def fast_control(mnemonic: str) -> dict:
+    """The :data:`FastControl` fields of a :data:`FAST_OPS` instruction (the others 0).
+
+    Raises
+    ------
+    ValueError
+        If ``mnemonic`` is not in :data:`FAST_OPS`.
+    """
+    if mnemonic not in FAST_OPS:
+        raise ValueError(f"{mnemonic!r} is not a fast-lane instruction (FAST_OPS)")
+    c: dict = {}
+    if mnemonic in _ADD_OPS:
+        x, _, invert, cin, borrow = _ADD_OPS[mnemonic]
+        c |= {"early_add": 1, "use_early": 1, "add_swap": int(x == "b"),
+              "add_invert": int(invert), "add_cin": _ADD_CIN[cin], "add_borrow": int(borrow),
+              "flag_add": 1}
+    elif mnemonic in _LOGIC_OF:
+        c |= {"early_logic": 1, "use_early": 1, "logic": _LOGIC_OF[mnemonic]}
+    elif mnemonic in _CMP_OPS:
+        cond, is_signed, wide = _CMP_OPS[mnemonic]
+        c |= {"use_early": 1, "flag_cmp": 1, "cmp_signed": int(is_signed),
+              "cmp_wide": int(wide), "cmp_cond": _CMP_CONDS.index(cond)}
+    elif mnemonic in _MINMAX_OPS:
+        c |= {"early_minmax": 1, "use_early": 1, "cmp_signed": int(mnemonic.endswith("_i32")),
+              "is_max": int("_max_" in mnemonic)}
+    elif mnemonic in _MUL_OPS:
+        op = _MUL_OPS[mnemonic]
+        c |= {"use_mul": 1, "mul_signed": int(op in _SIGNED_OPS),
+              "mul_narrow": int(op in _NARROW_OPS), "mul_high": int(op in _HIGH_OPS),
+              "mad": int(mnemonic in _MAD_OPS)}
+    elif mnemonic in _SHIFT32_OPS:
+        op, reverse = _SHIFT32_OPS[mnemonic]
+        c |= {"use_shift": 1, "shift_mode": 1, "shift_rev": int(reverse),
+              "shift_right": int(op != ShiftOp.SHL), "shift_arith": int(op == ShiftOp.ASHR)}
+    elif mnemonic in _BFE_OPS:
+        op = _BFE_OPS[mnemonic]
+        c |= {"use_bfe": 1, "shift_mode": 1, "shift_right": 1,
+              "shift_arith": int(op == ShiftOp.ASHR)}
+    else:   # the 64-bit shifts
+        op = _SHIFT64_OPS[mnemonic]
+        c |= {"early_shift64": 1, "use_early": 1, "shift_right": int(op != ShiftOp.SHL),
+              "shift_arith": int(op == ShiftOp.ASHR)}
+    return c
+
+
+class FastDecode(wiring.Component):
+    """The :data:`FastControl` word of a :class:`~.valu.ValuOp` (combinational: a ROM).
+
+    Members
+    -------
+    op : In(ValuOp)
+        Operation.
+    fast : Out(1)
+        1 when ``op`` is one of :data:`FAST_OPS`.
+    control : Out(FastControl)
+        Its control word (all 0 for an instruction outside :data:`FAST_OPS`).
+    """
+
+    op: In(ValuOp)
+    fast: Out(1)
+    control: Out(FastControl)
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.Switch(self.op):
+            for name in FAST_OPS:
+                with m.Case(ValuOp[_member_name(name)]):
+                    m.d.comb += [self.fast.eq(1),
+                                 self.control.eq(FastControl.const(fast_control(name)))]
+        return m
+
+
+def _reverse(value):
+    return value[::-1]
+
+
+def _csa(x, y, z, width: int):
+    """Carry-save addition: (sum, carry) with ``x + y + z == sum + carry`` modulo
+    ``2**width``, one LUT level."""
+    return (x ^ y ^ z)[:width], Cat(Const(0, 1), ((x & y) | (x & z) | (y & z))[:width - 1])
+
+
+class FastLaneAlu(wiring.Component):
+    """One lane of the pipelined integer VALU: the :data:`FAST_OPS` instructions.
+
+    A pipeline of :data:`LATENCY` register stages with no enable: the operands and control
+    word presented in a cycle give ``result`` and ``flag`` :data:`LATENCY` cycles later, one
+    operation a cycle. Operands are raw register bits, as :class:`~.valu.IntLaneAlu` takes them:
+    a 32-bit operand reads the low 32 bits of its port; ``src0`` is read whole by the 64-bit
+    compares and shifts, ``src1`` by the 64-bit compares. The inputs should come from
+    registers (the operand collector's output stage): stage 1 starts from them.
+
+    Members
+    -------
+    control : In(FastControl)
+        The instruction's control word (from :class:`FastDecode`).
+    src0 : In(64)
+        First source operand.
+    src1 : In(64)
+        Second source operand.
+    src2 : In(32)
+        Third source operand (``v_bfi_b32``, ``v_bfe_*``, ``v_mad_*_24``).
+    cin : In(1)
+        This lane's carry/borrow in or ``v_cndmask_b32`` select (1 picks S1).
+    result : Out(64)
+        The result, :data:`LATENCY` cycles after the inputs; 32-bit results are
+        zero-extended; 0 for the compares.
+    flag : Out(1)
+        The compare result, or the carry/borrow out of the add/subtract family; 0 otherwise.
+    """
+
+    control: In(FastControl)
+    src0: In(64)
+    src1: In(64)
+    src2: In(32)
+    cin: In(1)
+    result: Out(64)
+    flag: Out(1)
+
+    @property
+    def latency(self) -> int:
+        """Clock cycles from the inputs to ``result`` and ``flag``: :data:`LATENCY`."""
+        return LATENCY
+
+    def elaborate(self, platform):
+        m = Module()
+        ctl = self.control
+        a, b, c = self.src0[:32], self.src1[:32], self.src2
+
+        def stage(n: int, name: str, value, shape=None):
+            """A register of stage ``n`` loaded with ``value`` every cycle."""
+            reg = Signal(shape if shape is not None else len(value), name=f"s{n}_{name}")
+            m.d.sync += reg.eq(value)
+            return reg
+
+        # --- stage 1 -------------------------------------------------------------------------
+        s1 = Signal(FastControl, name="s1_control")
+        m.d.sync += s1.eq(ctl)
+
+        x = Mux(ctl.add_swap, b, a)
+        y = Mux(ctl.add_swap, a, b)
+        ci = Mux(ctl.add_cin[1], self.cin ^ ctl.add_cin[0], ctl.add_cin[0])
+        s1_sum = stage(1, "sum", x + Mux(ctl.add_invert, ~y, y) + ci, 33)
+
+        logic = Signal(32, name="logic")
+        bfm_hi = Signal(6, name="bfm_end")
+        m.d.comb += bfm_hi.eq(b[:5] + a[:5])
+        with m.Switch(ctl.logic):
+            with m.Case(Logic.AND):
+                m.d.comb += logic.eq(a & b)
+            with m.Case(Logic.OR):
+                m.d.comb += logic.eq(a | b)
+            with m.Case(Logic.XOR):
+                m.d.comb += logic.eq(a ^ b)
+            with m.Case(Logic.NOT):
+                m.d.comb += logic.eq(~a)
+            with m.Case(Logic.BFI):
+                m.d.comb += logic.eq((a & b) | (~a & c))
+            with m.Case(Logic.BFM):
+                m.d.comb += logic.eq(_thermometer(bfm_hi, 32) & ~_thermometer(b[:5], 32))
+            with m.Case(Logic.CNDMASK):
+                m.d.comb += logic.eq(Mux(self.cin, b, a))
+        s1_logic = stage(1, "logic", logic)
+
+        def extend(v):
+            """65-bit signed form of a 32- or 64-bit compare operand."""
+            top = Mux(ctl.cmp_wide, v[63], v[31]) & ctl.cmp_signed
+            return Cat(v[:32], Mux(ctl.cmp_wide, v[32:64], top.replicate(32)), top).as_signed()
+
+        s1_lt = stage(1, "lt", extend(self.src0) < extend(self.src1))
+        s1_eq = stage(1, "eq", (a == b) & (~ctl.cmp_wide | (self.src0[32:] == self.src1[32:])))
+        s1_a = stage(1, "a", a)
+        s1_b = stage(1, "b", b)
+        # the addend of v_mad_*_24, carried to stage 4
+        s1_addend = stage(1, "addend", Mux(ctl.mad, c, 0), 32)
+
+        # multiplier operands: the 33-bit extended multiply operands, or the shift's value
+        # (bit-reversed for right shifts) and one-hot factor (bit 32 is a don't-care then)
+        shift_value = Mux(ctl.shift_rev, b, a)
+        shift_amount = Mux(ctl.shift_rev, a[:5], b[:5])
+        mul_in = []
+        for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(shift_value), shift_value)),
+                            (b, Cat(shift_amount == i for i in range(32)))):
+            sign = Mux(ctl.mul_narrow, v[23], v[31]) & ctl.mul_signed
+            ext = Cat(v[:24], Mux(ctl.mul_narrow, sign.replicate(8), v[24:32]), sign)
+            mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), ext))
+        lo_bits = DSP_WIDTH - 1
+        pieces = []
+        for i, v in enumerate(mul_in):
+            pieces.append((stage(1, f"m{i}_lo", v[:lo_bits], signed(DSP_WIDTH)),
+                           stage(1, f"m{i}_hi", v[lo_bits:].as_signed(), signed(DSP_WIDTH))))
+        # what the shift and bit-field extract need after the multiply
+        fill = ctl.shift_arith & shift_value[31]
+        sign_mask = _reverse(_thermometer(shift_amount, 32)) & fill.replicate(32)
+        keep = _thermometer(c[:5], 32)                      # v_bfe: the low S2[4:0] bits
+        top_sel = keep & ~(keep >> 1)                       # v_bfe: the field's top bit
+        s1_sign_mask = stage(1, "sign_mask", sign_mask)
+        s1_keep = stage(1, "keep", keep)
+        s1_top_sel = stage(1, "top_sel", top_sel)
+        s1_top_fill = stage(1, "top_fill", (top_sel & sign_mask).any())
+
+        # 64-bit shift, first half: whole bytes (a right shift; left shifts are reversed)
+        left64 = ~ctl.shift_right
+        value64 = Mux(left64, _reverse(self.src0), self.src0)
+        fill64 = ctl.shift_arith & self.src0[63]
+        bytes_shifted = Cat(value64, fill64.replicate(56))
+        s1_sh = stage(1, "sh64", bytes_shifted.bit_select(Cat(Const(0, 3), b[3:6]), 64))
+        s1_fill64 = stage(1, "fill64", fill64)
+        s1_bits = stage(1, "sh64_bits", b[:3])
+
+        # --- stage 2 -------------------------------------------------------------------------
+        s2 = Signal(FastControl, name="s2_control")
+        m.d.sync += s2.eq(s1)
+        (a_lo, a_hi), (b_lo, b_hi) = pieces
+        pp = {name: stage(2, f"pp_{name}", x * y, signed(2 * DSP_WIDTH))
+              for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
+                                 ("hh", a_hi, b_hi))}
+
+        sh = Cat(s1_sh, s1_fill64.replicate(7)).bit_select(s1_bits, 64)
+        shifted64 = Mux(~s1.shift_right, _reverse(sh), sh)
+        minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)
+        early = Signal(64, name="early")
+        m.d.comb += early.eq(
+            Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_logic, s1_logic, 0)
+            | Mux(s1.early_minmax, minmax, 0) | Mux(s1.early_shift64, shifted64, 0))
+        s2_early = stage(2, "early", early)
+        conds = Cat(Const(0, 1), s1_lt, s1_eq, s1_lt | s1_eq, ~(s1_lt | s1_eq), ~s1_eq, ~s1_lt,
+                    Const(1, 1))
+        s2_flag = stage(2, "flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
+                        | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow)))
+        s2_addend = stage(2, "addend", s1_addend)
+        s2_sign_mask = stage(2, "sign_mask", s1_sign_mask)
+        s2_keep = stage(2, "keep", s1_keep)
+        s2_top_sel = stage(2, "top_sel", s1_top_sel)
+        s2_top_fill = stage(2, "top_fill", s1_top_fill)
+
+        # --- stage 3 -------------------------------------------------------------------------
+        s3 = Signal(FastControl, name="s3_control")
+        m.d.sync += s3.eq(s2)
+        s3_mid = stage(3, "mid", pp["lh"] + pp["hl"], signed(2 * DSP_WIDTH + 1))
+        s3_ll = stage(3, "pp_ll", pp["ll"], signed(2 * DSP_WIDTH))
+        s3_hh = stage(3, "pp_hh", pp["hh"], signed(2 * DSP_WIDTH))
+        carried = {name: stage(3, name, value) for name, value in (
+            ("early", s2_early), ("flag", s2_flag), ("addend", s2_addend),
+            ("sign_mask", s2_sign_mask), ("keep", s2_keep), ("top_sel", s2_top_sel),
+            ("top_fill", s2_top_fill))}
+
+        # --- stage 4: the product (+ the addend), 64 bits --------------------------------------
+        s4 = Signal(FastControl, name="s4_control")
+        m.d.sync += s4.eq(s3)
+        w = 64
+        t_ll = Signal(w, name="t_ll")
+        t_mid = Signal(w, name="t_mid")
+        t_hh = Signal(w, name="t_hh")
+        m.d.comb += [t_ll.eq(s3_ll), t_mid.eq(s3_mid << lo_bits), t_hh.eq(s3_hh << 2 * lo_bits)]
+        s_a, c_a = _csa(t_ll, t_mid, t_hh, w)
+        s_b, c_b = _csa(s_a, c_a, carried["addend"], w)
+        s4_product = stage(4, "product", s_b + c_b, w)
+        carried = {name: stage(4, name, value) for name, value in carried.items()}
+
+        # --- stage 5: the product word, the shift's reversal and sign fill, bfe's top bit ----
+        s5 = Signal(FastControl, name="s5_control")
+        m.d.sync += s5.eq(s4)
+        low = s4_product[:32]
+        word = Mux(s4.mul_high, s4_product[32:], low)
+        shifted = Mux(s4.shift_right, _reverse(low) | carried["sign_mask"], low)
+        s5_mul = stage(5, "mul", word)
+        s5_shift = stage(5, "shift", shifted)
+        s5_top = stage(5, "top", (carried["top_sel"] & _reverse(low)).any()
+                       | carried["top_fill"])
+        s5_early = stage(5, "early", carried["early"])
+        s5_flag = stage(5, "flag", carried["flag"])
+        s5_keep = stage(5, "keep", carried["keep"])
+
+        # --- stage 6: the bit-field mask and the result select ---------------------------------
+        bfe = (s5_shift & s5_keep) | (~s5_keep & (s5_top & s5.shift_arith).replicate(32))
+        m.d.sync += [
+            self.result.eq(Mux(s5.use_early, s5_early, 0) | Mux(s5.use_mul, s5_mul, 0)
+                           | Mux(s5.use_shift, s5_shift, 0) | Mux(s5.use_bfe, bfe, 0)),
+            self.flag.eq(s5_flag),
+        ]
+        return m
