@@ -14,9 +14,17 @@ cycle with one read port per bank.
 Writes have their own port and never wait; a read in the same cycle as a write to the same
 register returns the old value (the one-instruction-in-flight rule keeps a wave from reading a
 register its own previous instruction has not written yet).
+
+The collector is a pipeline of three stages, each a few LUT levels deep: *schedule* (the
+request is taken and its read plan registered: which source reads which bank in which turn,
+and which turn each source loads its operand from), *read* (each bank reads the row of the
+source whose turn it is; one cycle, or one per register of the busiest bank) and *collect*
+(each source's operand register loads from its bank's output; a source not named is cleared).
+So a request's operands come out two cycles after its last read, and a conflict-free request
+is taken every cycle.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -44,17 +52,18 @@ class VgprFile(wiring.Component):
     -------
     read : In(stream.Signature(read_layout))
         A pass's operands to read: ``slot``, ``pass_``, and per source ``reg`` with ``valid``.
-        Taken (``ready``) once all its registers are being read: in the cycle it is offered if
-        no two of them share a bank, else one cycle later per extra register in the busiest
-        bank.
+        Taken (``ready``) when the schedule stage is empty or its request does its last read
+        in this cycle: a request with no two registers in one bank is read in the cycle after
+        it is taken, one with conflicts in as many cycles as its busiest bank has registers.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for an
-        invalid source), the cycle after the last read. The consumer takes it at once.
+        invalid source), two cycles after its last read (three after it is taken when it has
+        no conflict), from registers. The consumer takes it at once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
         ``mask`` is set.
     conflict : Out(1)
-        High in each cycle a request waits on a bank conflict.
+        High in each cycle a request waits on a bank conflict (its reads but the last).
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
@@ -121,12 +130,14 @@ class VgprFile(wiring.Component):
                          port.en.eq(((w.reg % BANKS) == b).replicate(self._lanes)
                                     & w.mask & self.write.valid.replicate(self._lanes))]
 
-        # --- the read schedule. A source is read only at its register's first naming; its
-        # turn is the number of registers of its bank first named before it. A repeated
-        # register takes the data of its first naming. ------------------------------------
+        # --- stage 1, schedule: the request's read plan, computed as it is taken. A source is
+        # read only at its register's first naming; its turn is the number of registers of
+        # its bank first named before it. A repeated register loads its operand from the read
+        # of its first naming (same bank, same cycle). ---------------------------------------
         regs = req.regs
         first = [Signal(name=f"first{i}") for i in range(n)]
         turn = [Signal(range(n), name=f"turn{i}") for i in range(n)]
+        load_turn = [Signal(range(n), name=f"load_turn{i}") for i in range(n)]
         bank_of = [regs[i].reg % BANKS for i in range(n)]
         for i in range(n):
             repeat = [regs[j].valid & (regs[j].reg == regs[i].reg) for j in range(i)]
@@ -134,57 +145,79 @@ class VgprFile(wiring.Component):
             m.d.comb += first[i].eq(regs[i].valid & ~named_before)
             ahead = [first[j] & (bank_of[j] == bank_of[i]) for j in range(i)]
             m.d.comb += turn[i].eq(sum(ahead) if ahead else 0)
+        for i in range(n):
+            pick = turn[i]
+            for j in reversed(range(i)):
+                pick = Mux(regs[j].valid & (regs[j].reg == regs[i].reg), turn[j], pick)
+            m.d.comb += load_turn[i].eq(pick)
         last_turn = Const(0, range(n))
         for i in range(n):
             last_turn = _max(first[i], turn[i], last_turn)
-        k = Signal(range(n))                        # the turn being read
-        done = Signal()
-        m.d.comb += [done.eq(k == last_turn), self.read.ready.eq(done),
-                     self.conflict.eq(self.read.valid & ~done)]
-        with m.If(self.read.valid):
-            m.d.sync += k.eq(Mux(done, 0, k + 1))
 
-        issued = [Signal(name=f"issued{i}") for i in range(n)]
-        for i in range(n):
-            m.d.comb += issued[i].eq(self.read.valid & first[i] & (turn[i] == k))
+        s_valid = Signal()
+        s_slot = Signal.like(req.slot, name="s_slot")
+        s_pass = Signal.like(req.pass_, name="s_pass")
+        s_last = Signal(range(n), name="s_last")
+        s_row = [Signal(range(self.rows), name=f"s_row{i}") for i in range(n)]
+        s_reads = [Signal(BANKS, name=f"s_reads{i}") for i in range(n)]   # bank, if read here
+        s_turn = [Signal(range(n), name=f"s_turn{i}") for i in range(n)]
+        s_loads = [Signal(name=f"s_loads{i}") for i in range(n)]
+        s_load_turn = [Signal(range(n), name=f"s_load_turn{i}") for i in range(n)]
+        s_bank = [Signal(BANKS, name=f"s_bank{i}") for i in range(n)]     # one-hot
+        k = Signal(range(n))                        # the turn being read
+        s_done = Signal()
+        m.d.comb += [s_done.eq(s_valid & (k == s_last)),
+                     self.read.ready.eq(~s_valid | s_done),
+                     self.conflict.eq(s_valid & ~s_done)]
+        with m.If(s_valid):
+            m.d.sync += k.eq(Mux(s_done, 0, k + 1))
+        with m.If(self.read.valid & self.read.ready):
+            m.d.sync += [s_valid.eq(1), s_slot.eq(req.slot), s_pass.eq(req.pass_),
+                         s_last.eq(last_turn)]
+            for i in range(n):
+                hot = Cat(bank_of[i] == b for b in range(BANKS))
+                m.d.sync += [s_row[i].eq(self._row(req.slot, regs[i].reg, req.pass_)),
+                             s_reads[i].eq(hot & first[i].replicate(BANKS)),
+                             s_turn[i].eq(turn[i]),
+                             s_loads[i].eq(regs[i].valid),
+                             s_load_turn[i].eq(load_turn[i]),
+                             s_bank[i].eq(hot)]
+        with m.Elif(s_done):
+            m.d.sync += s_valid.eq(0)
+
+        # --- stage 2, read: each bank reads the row of the source whose turn it is -----------
         for b in range(BANKS):
             port = banks_r[b]
             row = 0
             for i in range(n):
-                row = Mux(issued[i] & (bank_of[i] == b),
-                          self._row(req.slot, regs[i].reg, req.pass_), row)
+                row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
             m.d.comb += [port.addr.eq(row), port.en.eq(1)]
 
-        # --- collecting: data arrive the cycle after their read ----------------------------
-        was_issued = [Signal(name=f"was_issued{i}") for i in range(n)]
-        was_bank = [Signal(range(BANKS), name=f"was_bank{i}") for i in range(n)]
-        kept = [Signal(data.ArrayLayout(32, self._lanes), name=f"kept{i}") for i in range(n)]
-        alias = [Signal(range(n), name=f"alias{i}") for i in range(n)]
-        out_alias = [Signal(range(n), name=f"out_alias{i}") for i in range(n)]
-        out_valid = [Signal(name=f"out_valid{i}") for i in range(n)]
+        # --- stage 3, collect: each source's register loads its bank's data the cycle after
+        # its read; a source not named is cleared when its request starts ----------------------
+        load = [Signal(name=f"c_load{i}") for i in range(n)]
+        clear = [Signal(name=f"c_clear{i}") for i in range(n)]
+        c_bank = [Signal(BANKS, name=f"c_bank{i}") for i in range(n)]
         for i in range(n):
-            m.d.sync += [was_issued[i].eq(issued[i]), was_bank[i].eq(bank_of[i])]
-            pick = i
-            for j in reversed(range(i)):
-                pick = Mux(regs[j].valid & (regs[j].reg == regs[i].reg), j, pick)
-            m.d.comb += alias[i].eq(pick)
-        bank_data = Array(port.data for port in banks_r)
-        own = []
+            m.d.sync += [load[i].eq(s_valid & s_loads[i] & (s_load_turn[i] == k)),
+                         clear[i].eq(s_valid & ~s_loads[i] & (k == 0)),
+                         c_bank[i].eq(s_bank[i])]
+        c_done = Signal()
+        c_slot = Signal.like(s_slot, name="c_slot")
+        c_pass = Signal.like(s_pass, name="c_pass")
+        m.d.sync += [c_done.eq(s_done), c_slot.eq(s_slot), c_pass.eq(s_pass)]
         for i in range(n):
-            value = Signal(data.ArrayLayout(32, self._lanes), name=f"own{i}")
-            m.d.comb += value.eq(Mux(was_issued[i], bank_data[was_bank[i]], kept[i]))
-            m.d.sync += kept[i].eq(value)
-            own.append(value)
-        with m.If(self.read.valid & done):
-            m.d.sync += [self.operands.payload.slot.eq(req.slot),
-                         self.operands.payload.pass_.eq(req.pass_)]
-            for i in range(n):
-                m.d.sync += [out_alias[i].eq(alias[i]), out_valid[i].eq(regs[i].valid)]
-        m.d.sync += self.operands.valid.eq(self.read.valid & done)
-        own_array = Array(own)
-        for i in range(n):
-            m.d.comb += self.operands.payload.data[i].eq(
-                Mux(out_valid[i], own_array[out_alias[i]], 0))
+            held = Signal(data.ArrayLayout(32, self._lanes), name=f"operand{i}")
+            data_in = 0
+            for b in range(BANKS):
+                data_in = data_in | Mux(c_bank[i][b], banks_r[b].data.as_value(), 0)
+            with m.If(load[i]):
+                m.d.sync += held.eq(data_in)
+            with m.Elif(clear[i]):
+                m.d.sync += held.eq(0)
+            m.d.comb += self.operands.payload.data[i].eq(held)
+        m.d.sync += [self.operands.valid.eq(c_done), self.operands.payload.slot.eq(c_slot),
+                     self.operands.payload.pass_.eq(c_pass)]
         return m
 
 

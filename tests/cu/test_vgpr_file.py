@@ -1,8 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The banked VGPR file against a Python model of the registers: every operand bundle holds
-the registers' values, a request takes one cycle plus one per extra register in its busiest
-bank (counted on ``conflict``), conflict-free requests go at one per cycle, and writes honour
-the lane mask."""
+the registers' values; a request's operands come one cycle (schedule) plus one per register
+of its busiest bank (reads; each extra one counted on ``conflict``) plus one (collect) after
+it is taken; conflict-free requests go at one per cycle; writes honour the lane mask."""
 
 from __future__ import annotations
 
@@ -62,16 +62,20 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
             ctx.set(dut.read.payload, {"slot": slot, "pass_": p, "regs": [
                 {"reg": r or 0, "valid": r is not None} for r in regs]})
             ctx.set(dut.read.valid, 1)
-            cycles = 0
-            while True:
-                cycles += 1
-                conflicts[0] += ctx.get(dut.conflict)
-                _, _, ready = await ctx.tick().sample(dut.read.ready)
-                if ready:
-                    break
+            _, _, ready = await ctx.tick().sample(dut.read.ready)
+            assert ready                                    # the file was idle: taken at once
             ctx.set(dut.read.valid, 0)
-            assert cycles == expected_cycles(regs), (regs, cycles)
-            assert ctx.get(dut.operands.valid)
+            cycles = waited = 0
+            while not ctx.get(dut.operands.valid):
+                cycles += 1
+                waited += ctx.get(dut.conflict)
+                await ctx.tick()
+                assert cycles <= 1 + sources, regs
+            # after the cycle it is taken in (the schedule): one read cycle per register of the
+            # busiest bank, then the collect
+            assert cycles == expected_cycles(regs) + 1, (regs, cycles)
+            assert waited == expected_cycles(regs) - 1, (regs, waited)
+            conflicts[0] += waited
             out = ctx.get(dut.operands.payload)
             assert (out.slot, out.pass_) == (slot, p)
             for i, r in enumerate(regs):
@@ -90,8 +94,8 @@ def test_conflict_free_requests_go_at_one_per_cycle():
 
     async def bench(ctx):
         ctx.set(dut.read.valid, 1)
-        accepted, bundles = 0, 0
-        for cycle in range(len(requests) + 1):
+        accepted, bundles = [], []
+        for cycle in range(len(requests) + 3):
             if cycle < len(requests):
                 ctx.set(dut.read.payload, {"slot": 1, "pass_": 2, "regs": [
                     {"reg": r or 0, "valid": r is not None} for r in requests[cycle]]})
@@ -99,11 +103,13 @@ def test_conflict_free_requests_go_at_one_per_cycle():
                 ctx.set(dut.read.valid, 0)
             _, _, ready, valid, conflict = await ctx.tick().sample(
                 dut.read.ready, dut.operands.valid, dut.conflict)
-            accepted += ready and cycle < len(requests)
-            bundles += valid
+            if ready and cycle < len(requests):
+                accepted.append(cycle)
+            if valid:
+                bundles.append(cycle)
             assert not conflict
-        assert accepted == len(requests)
-        assert bundles == len(requests)          # each the cycle after its request
+        assert accepted == [0, 1, 2, 3]           # one a cycle
+        assert bundles == [3, 4, 5, 6]            # each three cycles after it was taken
 
     simulate(dut, bench, clock=1e-8)
 
