@@ -309,15 +309,10 @@ class FastLaneAlu(wiring.Component):
         for i, v in enumerate(mul_in):
             pieces.append((stage(1, f"m{i}_lo", v[:lo_bits], signed(DSP_WIDTH)),
                            stage(1, f"m{i}_hi", v[lo_bits:].as_signed(), signed(DSP_WIDTH))))
-        # what the shift and bit-field extract need after the multiply
-        fill = ctl.shift_arith & shift_value[31]
-        sign_mask = _reverse(_thermometer(shift_amount, 32)) & fill.replicate(32)
-        keep = _thermometer(c[:5], 32)                      # v_bfe: the low S2[4:0] bits
-        top_sel = keep & ~(keep >> 1)                       # v_bfe: the field's top bit
-        s1_sign_mask = stage(1, "sign_mask", sign_mask)
-        s1_keep = stage(1, "keep", keep)
-        s1_top_sel = stage(1, "top_sel", top_sel)
-        s1_top_fill = stage(1, "top_fill", (top_sel & sign_mask).any())
+        # what the shift and bit-field extract need after the multiply (decoded in stage 2)
+        s1_amount = stage(1, "amount", shift_amount)
+        s1_fill = stage(1, "fill", ctl.shift_arith & shift_value[31])
+        s1_width = stage(1, "width", c[:5])                 # v_bfe: the field's width
 
         # 64-bit shift, first half: whole bytes (a right shift; left shifts are reversed)
         left64 = ~ctl.shift_right
@@ -349,10 +344,12 @@ class FastLaneAlu(wiring.Component):
         s2_flag = stage(2, "flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
                         | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow)))
         s2_addend = stage(2, "addend", s1_addend)
-        s2_sign_mask = stage(2, "sign_mask", s1_sign_mask)
-        s2_keep = stage(2, "keep", s1_keep)
-        s2_top_sel = stage(2, "top_sel", s1_top_sel)
-        s2_top_fill = stage(2, "top_fill", s1_top_fill)
+        sign_mask = _reverse(_thermometer(s1_amount, 32)) & s1_fill.replicate(32)
+        keep = _thermometer(s1_width, 32)                  # v_bfe: the low S2[4:0] bits
+        top_sel = Cat(s1_width == i + 1 for i in range(32))    # v_bfe: the field's top bit
+        s2_sign_mask = stage(2, "sign_mask", sign_mask)
+        s2_keep = stage(2, "keep", keep)
+        s2_top_sel = stage(2, "top_sel", top_sel)
 
         # --- stage 3 -------------------------------------------------------------------------
         s3 = Signal(FastControl, name="s3_control")
@@ -363,7 +360,8 @@ class FastLaneAlu(wiring.Component):
         carried = {name: stage(3, name, value) for name, value in (
             ("early", s2_early), ("flag", s2_flag), ("addend", s2_addend),
             ("sign_mask", s2_sign_mask), ("keep", s2_keep), ("top_sel", s2_top_sel),
-            ("top_fill", s2_top_fill))}
+            # the field's top bit is a copy of the sign when it reaches into the fill
+            ("top_fill", (s2_top_sel & s2_sign_mask).any()))}
 
         # --- stage 4: the product (+ the addend), 64 bits --------------------------------------
         s4 = Signal(FastControl, name="s4_control")
