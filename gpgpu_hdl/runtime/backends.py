@@ -1,4 +1,5 @@
-"""Backends by name: what ``Device("emu")`` or ``Device("verilator")`` opens.
+"""Backends by name: what ``Device("emu")``, ``Device("verilator")`` or ``Device("board")``
+opens.
 
 The runtime sits below the executors that simulate hardware (:mod:`gpgpu_hdl.sim` runs the RTL
 under Verilator) and below the board support, so it imports none of them: each backend is named
@@ -22,7 +23,7 @@ __all__ = ["BACKENDS", "open_backend"]
 _FACTORIES: dict[str, tuple[str, str] | None] = {
     "emu": ("gpgpu_hdl.runtime.backend_emu", "open_emu"),
     "verilator": ("gpgpu_hdl.sim.backend", "open_verilator"),
-    "board": None,
+    "board": ("boards.device", "open_board"),
 }
 
 #: the backend names a device accepts

@@ -239,13 +239,13 @@ class LoadedProgram:
 
 class Device:
     """A compute device: ``Device("emu")`` is the golden-model emulator, ``Device("verilator")``
-    the compute unit's RTL simulated by Verilator.
+    the compute unit's RTL simulated by Verilator, ``Device("board", board=..., port=...)`` a
+    flashed FPGA board over its serial link.
 
     Parameters
     ----------
     backend : str
-        ``"emu"`` or ``"verilator"`` (:mod:`gpgpu_hdl.runtime.backends`). (``"board"`` is
-        planned; asking for it raises :class:`BackendError`.)
+        ``"emu"``, ``"verilator"`` or ``"board"`` (:mod:`gpgpu_hdl.runtime.backends`).
     memory_limit : int, optional
         Bytes of device memory (default 1 GiB on the emulator, 2 MiB of simulated RAM on
         Verilator).
@@ -271,6 +271,14 @@ class Device:
         stops the launch with :class:`~gpgpu_hdl.emu.memory.BoundsError` naming the kernel,
         PC, instruction, lane, address and the buffer (the kernel argument) it ran past.
         Without it a kernel may read or write a neighbouring buffer, as on the hardware.
+    board, port, baud : optional
+        Board (``boards/device.py``): ``board`` names it (``"ulx3s-85f"``), ``port`` is its
+        serial port (``"/dev/ttyUSB0"``; or a ``boards.link.Transport`` or ``HostLink``, for a
+        simulated board), ``baud`` the line's speed (default 115200). The board reports its
+        unit, memory and profile; a kernel outside the profile is refused before it runs, and
+        a board that does not answer is a one-line ``LinkError``. ``max_cycles`` bounds a
+        launch at the board's clock (default 60 s); ``memory_limit`` may shrink the board
+        memory.
     profile : CuConfig, optional
         Verilator: simulate a unit trimmed for a set of kernels, as the trimmer builds it
         (``trimmer.trim_config(["vecadd.bin", "matmul.bin:matmul_int"], base)``, what ``trim``
@@ -283,11 +291,17 @@ class Device:
                  max_instructions: int | None = None, config: Any = None,
                  max_cycles: int | None = None, mem_latency: int | None = None,
                  profile: Any = None, cus: int | None = None, clocks: Any = None,
-                 prefetch: bool | int | None = None, check_bounds: bool = False) -> None:
+                 prefetch: bool | int | None = None, check_bounds: bool = False,
+                 board: str | None = None, port: Any = None, baud: int | None = None) -> None:
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}; choose one of "
                                f"{', '.join(BACKENDS)}")
         self.backend_name = backend
+        link = {k: v for k, v in (("board", board), ("port", port), ("baud", baud))
+                if v is not None}
+        if link and backend != "board":
+            raise BackendError(f"{', '.join(link)} describe a board's link; the {backend!r} "
+                               "backend has none (use Device('board', board=..., port=...))")
         soc = {k: v for k, v in (("cus", cus), ("clocks", clocks), ("prefetch", prefetch))
                if v is not None}
         if soc and backend != "verilator":
@@ -312,7 +326,7 @@ class Device:
         options = {"check_bounds": check_bounds or None,
                    "memory_limit": memory_limit, "max_instructions": max_instructions,
                    "config": config, "max_cycles": max_cycles, "mem_latency": mem_latency,
-                   **soc}
+                   **soc, **link}
         self.backend = open_backend(backend, **{k: v for k, v in options.items()
                                                 if v is not None})
         self.memory = self.backend.memory
