@@ -36,7 +36,8 @@ from .top import profile_digest
 __all__ = ["SerialTransport", "LinkBus", "BoardBackend", "open_board", "DEFAULT_BAUD",
            "DEFAULT_LIMIT_S"]
 
-#: the serial line's speed unless ``Device("board", baud=...)`` says otherwise
+#: the serial line's speed unless ``Device("board", baud=...)`` says otherwise (the board
+#: tops' default)
 DEFAULT_BAUD = 115_200
 #: how long a launch may run when ``max_cycles`` is not given (seconds)
 DEFAULT_LIMIT_S = 60.0
@@ -159,7 +160,7 @@ class BoardBackend:
         self.limit_s = (max_cycles / hz if max_cycles and hz else DEFAULT_LIMIT_S)
 
     def _where(self) -> str:
-        return f"{self.board} on {self.link.transport.name}"
+        return f"{self.board} at {self.link.transport.name}"
 
     def check_profile(self, kernel: Any) -> None:
         """Refuse ``kernel`` if it has an instruction the bitstream lacks (the profile digest
@@ -216,8 +217,10 @@ def open_board(*, port: Any = None, board: str | None = None, baud: int | None =
                max_instructions: int | None = None, **other: Any) -> BoardBackend:
     """The backend of ``Device("board", board=..., port=...)``.
 
-    ``port`` is the board's serial port (``"/dev/ttyUSB0"``), or an open
-    :class:`~boards.link.Transport` or :class:`~boards.link.HostLink` (a simulated board);
+    ``board`` is one of :mod:`boards.platforms` (it names the board in messages; the board
+    itself says what its bitstream holds). ``port`` is the board's serial port
+    (``"/dev/ttyUSB0"``), or an open :class:`~boards.link.Transport` or
+    :class:`~boards.link.HostLink` (a simulated board);
     ``baud`` the line's speed (:data:`DEFAULT_BAUD`); ``max_cycles`` bounds a launch (at the
     clock the board reports; :data:`DEFAULT_LIMIT_S` without it). ``max_instructions`` is the
     emulator's limit and means nothing here. Errors are one line: a missing port, a board that
@@ -231,8 +234,12 @@ def open_board(*, port: Any = None, board: str | None = None, baud: int | None =
     if port is None:
         raise BackendError("Device('board') needs port=, the board's serial port (for "
                            "example '/dev/ttyUSB0')")
-    if board is not None and (not isinstance(board, str) or not board):
-        raise BackendError(f"board= names the board (for example 'ulx3s-85f'), not {board!r}")
+    if board is not None:
+        if not isinstance(board, str):
+            raise BackendError(f"board= names the board (for example 'ulx3s-85f'), not "
+                               f"{board!r}")
+        from .platforms import board as known
+        known(board)                        # BoardError naming the boards there are
     if baud is not None and (isinstance(baud, bool) or not isinstance(baud, int)
                              or baud <= 0):
         raise BackendError(f"baud must be a positive integer, not {baud!r}")

@@ -16,6 +16,7 @@ import pytest
 from boards.bridge_model import ModelTransport
 from boards.device import SerialTransport, kernel_mnemonics
 from boards.link import HostLink
+from boards.platforms import BoardError
 from boards.protocol import END, LinkError
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.core import TrapCause
@@ -38,7 +39,7 @@ def _case(name):
 def _device(config=None, *, timeout=0.05, memory=MEMORY, **faults):
     bridge, soc = board(config or CuConfig(), memory)
     link = HostLink(ModelTransport(bridge, **faults), timeout=timeout, retries=3)
-    return Device("board", board="model", port=link), bridge, soc
+    return Device("board", board="ulx3s-85f", port=link), bridge, soc
 
 
 def _same(case, device):
@@ -98,7 +99,7 @@ def test_a_silent_board_is_a_one_line_error_in_bounded_time():
     link = HostLink(ModelTransport(bridge, to_board=lambda d: b""), timeout=0.05)
     begin = time.monotonic()
     with pytest.raises(LinkError) as exc:
-        Device("board", board="model", port=link)
+        Device("board", board="ulx3s-85f", port=link)
     assert time.monotonic() - begin < 1.0
     assert _one_line(exc).startswith("bridge model: no answer to INFO after 4 tries")
 
@@ -122,15 +123,15 @@ def test_a_board_that_stops_answering_mid_launch():
 def test_a_hung_kernel_is_stopped_and_reported():
     bridge, soc = board(CuConfig(), MEMORY)
     link = HostLink(ModelTransport(bridge), timeout=0.05)
-    dev = Device("board", board="model", port=link, max_cycles=2_500_000)   # 0.1 s at 25 MHz
+    dev = Device("board", board="ulx3s-85f", port=link, max_cycles=2_500_000)   # 0.1 s at 25 MHz
     soc.hang = True
     case = _case("vecadd")
     begin = time.monotonic()
     with pytest.raises(RtlTrap) as exc:
         suite.run_device(case, dev, case.inputs())
     assert time.monotonic() - begin < 2.0
-    assert _one_line(exc) == ("kernel vecadd did not finish within 0.1 s on model on bridge "
-                              "model; it was aborted")
+    assert _one_line(exc) == ("kernel vecadd did not finish within 0.1 s on ulx3s-85f at "
+                              "bridge model; it was aborted")
     status = soc.rm.decode("STATUS", soc.get("STATUS"))
     assert status["busy"] == 0 and soc.get("TRAP_CAUSE") == TrapCause.ABORT
 
@@ -210,7 +211,8 @@ def test_board_memory_and_options():
              ({"port": link, "config": CuConfig()}, BackendError, "config= describes"),
              ({"port": link, "mem_latency": 4}, BackendError, "mem_latency= describes"),
              ({"port": link, "baud": 0}, BackendError, "baud must be"),
-             ({"port": link, "board": ""}, BackendError, "board= names"),
+             ({"port": link, "board": 85}, BackendError, "board= names"),
+             ({"port": link, "board": "ulx3s-99f"}, BoardError, "unknown board 'ulx3s-99f'"),
              ({"port": link, "max_cycles": -1}, BackendError, "max_cycles must be"),
              ({"port": link, "memory_limit": 1 << 20}, BackendError, "more than the 32768"),
              ({"port": link, "cus": 2}, BackendError, "describe the simulated SoC"),
