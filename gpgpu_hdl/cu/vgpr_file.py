@@ -28,10 +28,26 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["BANKS", "VgprFile"]
+__all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
 
 #: banks, by register number modulo this
 BANKS = 4
+
+
+def vgpr_layouts(*, lanes: int, slots: int, vgprs: int, sources: int
+                 ) -> tuple[data.StructLayout, data.StructLayout, data.StructLayout]:
+    """The payload layouts of :class:`VgprFile`'s ``read``, ``operands`` and ``write`` streams
+    for these parameters (for the units that talk to one)."""
+    head = {"slot": range(slots), "pass_": range(64 // lanes)}
+    read = data.StructLayout({
+        **head, "regs": data.ArrayLayout(data.StructLayout({"reg": range(vgprs), "valid": 1}),
+                                         sources)})
+    operands = data.StructLayout({
+        **head, "data": data.ArrayLayout(data.ArrayLayout(32, lanes), sources)})
+    write = data.StructLayout({
+        **head, "reg": range(vgprs), "wide": 1, "data": data.ArrayLayout(32, lanes),
+        "data_hi": data.ArrayLayout(32, lanes), "mask": lanes})
+    return read, operands, write
 
 
 class VgprFile(wiring.Component):
@@ -76,15 +92,8 @@ class VgprFile(wiring.Component):
                              f"not {slots}, {vgprs}, {sources}")
         self._lanes, self._slots, self._vgprs, self._sources = lanes, slots, vgprs, sources
         self._passes = 64 // lanes
-        head = {"slot": range(slots), "pass_": range(self._passes)}
-        self.read_layout = data.StructLayout({
-            **head, "regs": data.ArrayLayout(data.StructLayout({"reg": range(vgprs),
-                                                                "valid": 1}), sources)})
-        self.operand_layout = data.StructLayout({
-            **head, "data": data.ArrayLayout(data.ArrayLayout(32, lanes), sources)})
-        self.write_layout = data.StructLayout({
-            **head, "reg": range(vgprs), "wide": 1, "data": data.ArrayLayout(32, lanes),
-            "data_hi": data.ArrayLayout(32, lanes), "mask": lanes})
+        self.read_layout, self.operand_layout, self.write_layout = vgpr_layouts(
+            lanes=lanes, slots=slots, vgprs=vgprs, sources=sources)
         super().__init__({
             "read": In(stream.Signature(self.read_layout)),
             "operands": Out(stream.Signature(self.operand_layout, always_ready=True)),

@@ -1,0 +1,280 @@
+"""The vector ALU stage of the pipelined compute unit (issue "The compute unit as a pipeline",
+docs/pipeline.md): a building block, not yet used by :class:`~gpgpu_hdl.cu.core.ComputeUnit`.
+
+:class:`VectorUnit` executes the :data:`~gpgpu_hdl.cu.fast_alu.FAST_OPS` instructions of the
+waves the issue stage sends it, on ``lanes`` :class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu`
+lanes, a wave64 instruction in ``64 / lanes`` passes (SI's cadence: four passes of 16
+lanes). It reads its VGPR operands from a :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile` and writes
+its results back to it; the scalar side resolves SGPR, inline-constant and literal operands
+before issue and receives the per-lane flags (compare results, carries) when the instruction
+is done. Its stages:
+
+* **pass sequencer**: takes an instruction and sends one operand request per pass to the VGPR
+  file (a 64-bit source is two registers, in two banks), with what the pass needs later
+  (control word, scalar operands, its EXEC and carry-in bits, destination) into a small FIFO
+  beside it; the next instruction follows the last pass of the previous one without a gap;
+* **VGPR file** (outside): three stages, more when registers share a bank;
+* **operand stage**: the operands of a pass, VGPR data or the scalar operand (the VGPR file
+  gives 0 for a source it does not read, so this is an OR), into the lanes' input registers;
+* **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages;
+* **write-back**: the pass's results into the VGPR file for the lanes in EXEC (a 64-bit
+  result in one write), its flags into the instruction's 64-bit flag mask, which goes out on
+  ``done`` with the last pass.
+
+The unit never stalls once a pass has its operands: the write port is its own, and ``done``
+is always ready.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .fast_alu import LATENCY, FastControl, FastLaneAlu
+from .vgpr_file import VgprFile, vgpr_layouts
+
+__all__ = ["SOURCES", "VectorUnit", "VectorSlice"]
+
+#: source operands of a vector ALU instruction
+SOURCES = 3
+#: VGPR file reads per pass: src0 and src1 may be 64-bit (two registers), src2 is 32-bit
+_READS = (("lo", 0), ("hi", 0), ("lo", 1), ("hi", 1), ("lo", 2))
+
+
+def _check_lanes(lanes: int) -> None:
+    if lanes not in (4, 8, 16, 32, 64):
+        raise ValueError(f"lanes must be one of 4, 8, 16, 32, 64, not {lanes}")
+
+
+class VectorUnit(wiring.Component):
+    """The vector ALU stage: passes, operands, lanes, write-back.
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes (4, 8, 16, 32 or 64); a wave64 instruction takes ``64 / lanes`` passes.
+    slots : int
+        Wave slots.
+    vgprs : int
+        VGPRs per wave slot.
+
+    Members
+    -------
+    issue : In(stream.Signature(issue_layout))
+        An instruction: ``slot``; its ``control`` (:data:`~.fast_alu.FastControl`); ``dst``
+        with ``dst_write`` (it writes a VGPR; the compares do not) and ``dst_wide`` (a 64-bit
+        result into ``dst`` and ``dst + 1``); per source ``vgpr`` (read register ``reg``,
+        ``reg + 1`` too when ``wide``) or else ``value`` (the scalar operand, 64 bits); and
+        ``exec`` and ``cin`` (the carry-in or select bits, VCC or an SGPR pair), 64 lanes
+        each. Taken in the cycle its first pass goes to the VGPR file.
+    read : Out(VGPR file read request stream)
+        To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
+    operands : In(VGPR file operand stream)
+        From :attr:`VgprFile.operands <gpgpu_hdl.cu.vgpr_file.VgprFile.operands>`.
+    write : Out(VGPR file write stream)
+        To :attr:`VgprFile.write <gpgpu_hdl.cu.vgpr_file.VgprFile.write>`.
+    done : Out(stream.Signature(done_layout, always_ready=True))
+        An instruction's ``slot`` and ``flags`` (per lane, the compare result or the carry out,
+        0 outside EXEC), in the cycle after its last pass leaves the lanes.
+    busy : Out(1)
+        1 in each cycle a pass is in the lanes' first stage (the VALU computes).
+    """
+
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64) -> None:
+        _check_lanes(lanes)
+        self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
+        self._passes = 64 // lanes
+        read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
+                                            sources=len(_READS))
+        source = data.StructLayout({"vgpr": 1, "reg": range(vgprs), "wide": 1, "value": 64})
+        self.issue_layout = data.StructLayout({
+            "slot": range(slots), "control": FastControl, "dst": range(vgprs),
+            "dst_write": 1, "dst_wide": 1, "srcs": data.ArrayLayout(source, SOURCES),
+            "exec": 64, "cin": 64})
+        self.done_layout = data.StructLayout({"slot": range(slots), "flags": 64})
+        super().__init__({
+            "issue": In(stream.Signature(self.issue_layout)),
+            "read": Out(stream.Signature(read)),
+            "operands": In(stream.Signature(operand, always_ready=True)),
+            "write": Out(stream.Signature(write, always_ready=True)),
+            "done": Out(stream.Signature(self.done_layout, always_ready=True)),
+            "busy": Out(1),
+        })
+
+    @property
+    def lanes(self) -> int:
+        return self._lanes
+
+    @property
+    def passes(self) -> int:
+        return self._passes
+
+    @property
+    def sources(self) -> int:
+        """VGPR file reads per pass (the ``sources`` the VGPR file must be built with)."""
+        return len(_READS)
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes, passes = self._lanes, self._passes
+        slot_shape = range(self._slots)
+        # what a pass carries beside its VGPR file request
+        tag = data.StructLayout({
+            "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
+            "dst": range(self._vgprs), "dst_write": 1, "dst_wide": 1,
+            "values": data.ArrayLayout(64, SOURCES), "exec": lanes, "cin": lanes})
+
+        # --- pass sequencer ----------------------------------------------------------------
+        ins = self.issue.payload
+        busy_seq = Signal()                     # an instruction is being sequenced
+        cur = Signal(self.issue_layout, name="seq_instr")
+        pass_ = Signal(range(passes), name="seq_pass")
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=6)
+
+        last = pass_ == passes - 1
+        advance = Signal()                      # a pass request goes to the VGPR file
+        m.d.comb += [
+            advance.eq(self.read.valid & self.read.ready),
+            self.read.valid.eq(busy_seq & tags.w_rdy),
+            self.issue.ready.eq(~busy_seq | (advance & last)),
+        ]
+        with m.If(self.issue.valid & self.issue.ready):
+            m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0)]
+        with m.Elif(advance):
+            m.d.sync += pass_.eq(pass_ + 1)
+            with m.If(last):
+                m.d.sync += busy_seq.eq(0)
+
+        req = self.read.payload
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
+        for i, (half, src) in enumerate(_READS):
+            s = cur.srcs[src]
+            m.d.comb += [req.regs[i].reg.eq(s.reg + (1 if half == "hi" else 0)),
+                         req.regs[i].valid.eq(s.vgpr & (1 if half == "lo" else s.wide))]
+        out_tag = Signal(tag)
+        m.d.comb += [
+            out_tag.slot.eq(cur.slot), out_tag.pass_.eq(pass_), out_tag.last.eq(last),
+            out_tag.control.eq(cur.control), out_tag.dst.eq(cur.dst),
+            out_tag.dst_write.eq(cur.dst_write), out_tag.dst_wide.eq(cur.dst_wide),
+            out_tag.exec.eq(cur.exec.word_select(pass_, lanes)),
+            out_tag.cin.eq(cur.cin.word_select(pass_, lanes)),
+            tags.w_data.eq(out_tag), tags.w_en.eq(advance),
+        ]
+        for k in range(SOURCES):     # a VGPR source's scalar value is 0: the operands OR in
+            m.d.comb += out_tag.values[k].eq(Mux(cur.srcs[k].vgpr, 0, cur.srcs[k].value))
+
+        # --- operand stage: the lanes' input registers -------------------------------------
+        got = self.operands.payload
+        ptag = Signal(tag)
+        m.d.comb += [ptag.eq(tags.r_data), tags.r_en.eq(self.operands.valid)]
+        o_valid = Signal(name="o_valid")
+        o_tag = Signal(tag, name="o_tag")
+        m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
+        alus = []
+        for lane in range(lanes):
+            alu = FastLaneAlu()
+            m.submodules[f"lane{lane}"] = alu
+            alus.append(alu)
+            operands = [Cat(got.data[2 * k][lane], got.data[2 * k + 1][lane]) for k in range(2)]
+            operands.append(got.data[4][lane])
+            for k, (port, value) in enumerate(zip((alu.src0, alu.src1, alu.src2), operands,
+                                                  strict=True)):
+                reg = Signal(len(port), name=f"o_src{k}_lane{lane}")
+                m.d.sync += reg.eq(value | ptag.values[k][:len(port)])
+                m.d.comb += port.eq(reg)
+            m.d.comb += [alu.cin.eq(o_tag.cin[lane]), alu.control.eq(o_tag.control)]
+        m.d.comb += self.busy.eq(o_valid)
+
+        # --- write-back: the pass's tag beside the lanes ------------------------------------
+        w_valid, w_tag = o_valid, o_tag
+        for n in range(LATENCY):
+            v = Signal(name=f"x{n + 1}_valid")
+            t = Signal(tag, name=f"x{n + 1}_tag")
+            m.d.sync += [v.eq(w_valid), t.eq(w_tag)]
+            w_valid, w_tag = v, t
+        wr = self.write.payload
+        m.d.comb += [
+            self.write.valid.eq(w_valid & w_tag.dst_write),
+            wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.reg.eq(w_tag.dst),
+            wr.wide.eq(w_tag.dst_wide), wr.mask.eq(w_tag.exec),
+        ]
+        for lane, alu in enumerate(alus):
+            m.d.comb += [wr.data[lane].eq(alu.result[:32]), wr.data_hi[lane].eq(alu.result[32:])]
+
+        flags = Signal(lanes, name="w_flags")
+        m.d.comb += flags.eq(Cat(alu.flag for alu in alus) & w_tag.exec)
+        mask = Signal(64, name="w_mask")                   # the flags of the earlier passes
+        with m.If(w_valid):
+            m.d.sync += mask.word_select(w_tag.pass_, lanes).eq(flags)
+        full = Signal(64, name="w_full")
+        m.d.comb += full.eq(mask)
+        if passes > 1:
+            m.d.comb += full.word_select(Const(passes - 1, range(passes)), lanes).eq(flags)
+        else:
+            m.d.comb += full.eq(flags)
+        m.d.sync += [self.done.valid.eq(w_valid & w_tag.last),
+                     self.done.payload.slot.eq(w_tag.slot),
+                     self.done.payload.flags.eq(full)]
+        return m
+
+
+class VectorSlice(wiring.Component):
+    """A :class:`VectorUnit` with its :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile`: the vector
+    half of the pipelined unit, as placed and routed alone by ``bench/pipeline_blocks.py`` and
+    tested in ``tests/cu/test_vector_unit.py``.
+
+    The VGPR file's write port belongs to the unit's write-back, which never waits; other
+    writers (load answers) come in on ``fill`` and take the cycles the unit leaves free.
+
+    Parameters
+    ----------
+    lanes, slots, vgprs : int
+        As for :class:`VectorUnit`.
+
+    Members
+    -------
+    issue : In(stream)
+        :attr:`VectorUnit.issue`.
+    done : Out(stream)
+        :attr:`VectorUnit.done`.
+    fill : In(stream.Signature(write_layout))
+        A write from elsewhere, taken when the unit does not write in the cycle.
+    busy : Out(1)
+        :attr:`VectorUnit.busy`.
+    conflict : Out(1)
+        The VGPR file's bank-conflict cycles.
+    """
+
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64) -> None:
+        _check_lanes(lanes)        # before any component exists
+        self._unit = VectorUnit(lanes=lanes, slots=slots, vgprs=vgprs)
+        self._file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self._unit.sources)
+        unit_sig = self._unit.signature.members
+        super().__init__({
+            "issue": unit_sig["issue"],
+            "done": unit_sig["done"],
+            "fill": In(stream.Signature(self._file.write_layout)),
+            "busy": Out(1),
+            "conflict": Out(1),
+        })
+
+    @property
+    def unit(self) -> VectorUnit:
+        return self._unit
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = unit = self._unit
+        m.submodules.vgprs = vgprs = self._file
+        wiring.connect(m, unit.read, vgprs.read)
+        wiring.connect(m, vgprs.operands, unit.operands)
+        wiring.connect(m, wiring.flipped(self.issue), unit.issue)
+        wiring.connect(m, unit.done, wiring.flipped(self.done))
+        m.d.comb += [
+            self.fill.ready.eq(~unit.write.valid),
+            vgprs.write.valid.eq(unit.write.valid | self.fill.valid),
+            vgprs.write.payload.eq(Mux(unit.write.valid, unit.write.payload,
+                                       self.fill.payload)),
+            self.busy.eq(unit.busy),
+            self.conflict.eq(vgprs.conflict),
+        ]
+        return m
