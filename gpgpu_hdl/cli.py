@@ -2,11 +2,13 @@
 
 Commands: ``info`` (code-object summary), ``disasm`` (LLVM-syntax disassembly that llvm-mc
 re-assembles to the same bytes), ``isa`` (support manifest), ``cc`` (compile OpenCL C with
-clang-19 + libclc for tahiti).
+clang-19 + libclc for tahiti), ``board`` (FPGA boards: list, build, flash; defined in
+:mod:`boards.cli`, which sits above this layer and is loaded by module name when called).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 
@@ -26,8 +28,29 @@ from .toolchain import atomic_write, compile_cl
 
 _FILE = click.Path(path_type=str)
 
+#: Command groups of the packages above this layer: name -> (module, attribute), imported only
+#: when the command is called or listed (the generator never imports them).
+_PLUGINS = {"board": ("boards.cli", "board_group")}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Group(click.Group):
+    """The ``gpgpu`` group, with the :data:`_PLUGINS` commands loaded by module name."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_PLUGINS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _PLUGINS:
+            module, attribute = _PLUGINS[name]
+            try:
+                return getattr(importlib.import_module(module), attribute)
+            except ImportError as exc:
+                raise click.ClickException(f"the {name!r} commands are not installed "
+                                           f"({exc})") from None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpgpu")
 def gpgpu() -> None:
     """Soft-GPGPU tools for AMD Southern Islands (tahiti) kernel binaries."""

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(clang-19 llvm-19 lld-19 libclc-19 pocl-opencl-icd iverilog make g++ ccache)
+APT_PACKAGES=(clang-19 llvm-19 lld-19 libclc-19 pocl-opencl-icd iverilog make g++ ccache openfpgaloader)
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 
