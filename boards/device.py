@@ -185,10 +185,11 @@ class BoardBackend:
         self.check_profile(kernel)
         fields = launch_fields(self.config, kernel, d)
         mem = self.memory
-        top = -(-mem.top // 4) * 4
-        image = bytes(GLOBAL_BASE - self.base) + mem.data[:top - mem.base].tobytes()
-        image += bytes(-len(image) % 4)
-        window = (self.regmap.offset("prefetch"), self.base, len(image) // 4)
+        used = mem.top - mem.base
+        image = mem.data[:used].tobytes() + bytes(-used % 4)
+        # the used part of device memory, from GLOBAL_BASE (the window may start below it)
+        window = (self.regmap.offset("prefetch") + GLOBAL_BASE - self.base, GLOBAL_BASE,
+                  len(image) // 4)
         plan = host.launch_plan(self.regmap, fields, limit_ns=int(self.limit_s * 1e9),
                                 prefetch_base=self.base, scratch_stride=d.scratch_bytes,
                                 window=window, stop_on_timeout=True)
@@ -198,8 +199,7 @@ class BoardBackend:
         if got.timeout:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.limit_s:g} s on "
                           f"{self._where()}; it was aborted")
-        words = np.frombuffer(got.window, dtype=np.uint8)
-        mem.data[:mem.top - mem.base] = words[GLOBAL_BASE - self.base:mem.top - self.base]
+        mem.data[:used] = np.frombuffer(got.window, dtype=np.uint8)[:used]
         outcome = host.decode_outcome(self.regmap, got.reads)
         error = outcome_error(kernel, outcome)
         if error is not None:
