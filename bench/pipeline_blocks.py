@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.vector_unit import VectorSlice  # noqa: E402
 from gpgpu_hdl.cu.vgpr_file import VgprFile  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
 from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E402
@@ -32,7 +33,10 @@ from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E40
 DESIGNS = {
     "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
                "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources"),
-    "lane": (FastLaneAlu, "fast VALU lane, 6 stages"),
+    "lane": (lambda: FastLaneAlu(dsp="ecp5"), "fast VALU lane, 6 stages, MULT18X18D registers"),
+    "lane-generic": (FastLaneAlu, "fast VALU lane, 6 stages, registers in the fabric"),
+    "slice16": (lambda: VectorSlice(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
+                "vector unit + VGPR file, 16 fast lanes, 8 slots x 64 VGPRs"),
     "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
 }

@@ -20,7 +20,8 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
 
     stage 1  adder, bitwise ops, the 65-bit compare, multiplier operands (extension, or the
              shift's bit-reversed value and one-hot factor), 64-bit shift by whole bytes
-    stage 2  the four 18x18 partial products (DSP blocks), min/max select, the flag,
+    stage 2  the four 18x18 partial products (:class:`~.dsp.Mul18`: the DSP blocks with their
+             input and output registers), min/max select, the flag,
              64-bit shift by 0-7 bits; the add/logic/minmax/shift64 result is final here
     stage 3  the sum of the two middle partial products
     stage 4  the product: a carry-save row of the three partial sums (and the addend of
@@ -37,6 +38,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
+from .dsp import DSP_STYLES, Mul18
 from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH
 from .shifter import ShiftOp
 from .valu import (
@@ -210,6 +212,12 @@ class FastLaneAlu(wiring.Component):
     compares and shifts, ``src1`` by the 64-bit compares. The inputs should come from
     registers (the operand collector's output stage): stage 1 starts from them.
 
+    Parameters
+    ----------
+    dsp : str
+        How the multipliers are built: ``"generic"`` (simulation, any target) or ``"ecp5"``
+        (``MULT18X18D`` with its own registers), see :mod:`~gpgpu_hdl.cu.dsp`.
+
     Members
     -------
     control : In(FastControl)
@@ -236,6 +244,18 @@ class FastLaneAlu(wiring.Component):
     cin: In(1)
     result: Out(64)
     flag: Out(1)
+
+    def __init__(self, *, dsp: str = "generic"):
+        if dsp not in DSP_STYLES:
+            raise ValueError(f"dsp must be one of {', '.join(map(repr, DSP_STYLES))}, "
+                             f"not {dsp!r}")
+        self._dsp = dsp
+        super().__init__()
+
+    @property
+    def dsp(self) -> str:
+        """How the four partial-product multipliers are built (:data:`~.dsp.DSP_STYLES`)."""
+        return self._dsp
 
     @property
     def latency(self) -> int:
@@ -306,9 +326,8 @@ class FastLaneAlu(wiring.Component):
             mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), ext))
         lo_bits = DSP_WIDTH - 1
         pieces = []
-        for i, v in enumerate(mul_in):
-            pieces.append((stage(1, f"m{i}_lo", v[:lo_bits], signed(DSP_WIDTH)),
-                           stage(1, f"m{i}_hi", v[lo_bits:].as_signed(), signed(DSP_WIDTH))))
+        for v in mul_in:
+            pieces.append((v[:lo_bits], v[lo_bits:].as_signed()))   # zero- and sign-extended
         # what the shift and bit-field extract need after the multiply (decoded in stage 2)
         s1_amount = stage(1, "amount", shift_amount)
         s1_fill = stage(1, "fill", ctl.shift_arith & shift_value[31])
@@ -327,10 +346,12 @@ class FastLaneAlu(wiring.Component):
         s2 = Signal(FastControl, name="s2_control")
         m.d.sync += s2.eq(s1)
         (a_lo, a_hi), (b_lo, b_hi) = pieces
-        pp = {name: stage(2, f"pp_{name}", x * y, signed(2 * DSP_WIDTH))
-              for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
-                                 ("hh", a_hi, b_hi))}
-
+        pp = {}     # the partial products: registered operands (stage 1), product (stage 2)
+        for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
+                           ("hh", a_hi, b_hi)):
+            m.submodules[f"mul_{name}"] = mul = Mul18(style=self._dsp)
+            m.d.comb += [mul.a.eq(x), mul.b.eq(y)]
+            pp[name] = mul.product
         sh = Cat(s1_sh, s1_fill64.replicate(7)).bit_select(s1_bits, 64)
         shifted64 = Mux(~s1.shift_right, _reverse(sh), sh)
         minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)

@@ -56,6 +56,8 @@ class VectorUnit(wiring.Component):
         Wave slots.
     vgprs : int
         VGPRs per wave slot.
+    dsp : str
+        How the lanes' multipliers are built (:data:`~gpgpu_hdl.cu.dsp.DSP_STYLES`).
 
     Members
     -------
@@ -79,8 +81,10 @@ class VectorUnit(wiring.Component):
         1 in each cycle a pass is in the lanes' first stage (the VALU computes).
     """
 
-    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64) -> None:
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
+                 dsp: str = "generic") -> None:
         _check_lanes(lanes)
+        self._dsp = dsp
         self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
         self._passes = 64 // lanes
         read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
@@ -171,7 +175,7 @@ class VectorUnit(wiring.Component):
         m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
         alus = []
         for lane in range(lanes):
-            alu = FastLaneAlu()
+            alu = FastLaneAlu(dsp=self._dsp)
             m.submodules[f"lane{lane}"] = alu
             alus.append(alu)
             operands = [Cat(got.data[2 * k][lane], got.data[2 * k + 1][lane]) for k in range(2)]
@@ -227,7 +231,7 @@ class VectorSlice(wiring.Component):
 
     Parameters
     ----------
-    lanes, slots, vgprs : int
+    lanes, slots, vgprs : int; dsp : str
         As for :class:`VectorUnit`.
 
     Members
@@ -244,9 +248,10 @@ class VectorSlice(wiring.Component):
         The VGPR file's bank-conflict cycles.
     """
 
-    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64) -> None:
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
+                 dsp: str = "generic") -> None:
         _check_lanes(lanes)        # before any component exists
-        self._unit = VectorUnit(lanes=lanes, slots=slots, vgprs=vgprs)
+        self._unit = VectorUnit(lanes=lanes, slots=slots, vgprs=vgprs, dsp=dsp)
         self._file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self._unit.sources)
         unit_sig = self._unit.signature.members
         super().__init__({

@@ -24,7 +24,7 @@ So a request's operands come out two cycles after its last read, and a conflict-
 is taken every cycle.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -181,7 +181,7 @@ class VgprFile(wiring.Component):
         s_turn = [Signal(range(n), name=f"s_turn{i}") for i in range(n)]
         s_loads = [Signal(name=f"s_loads{i}") for i in range(n)]
         s_load_turn = [Signal(range(n), name=f"s_load_turn{i}") for i in range(n)]
-        s_bank = [Signal(BANKS, name=f"s_bank{i}") for i in range(n)]     # one-hot
+        s_bank = [Signal(range(BANKS), name=f"s_bank{i}") for i in range(n)]
         k = Signal(range(n))                        # the turn being read
         s_done = Signal()
         m.d.comb += [s_done.eq(s_valid & (k == s_last)),
@@ -199,7 +199,7 @@ class VgprFile(wiring.Component):
                              s_turn[i].eq(turn[i]),
                              s_loads[i].eq(regs[i].valid),
                              s_load_turn[i].eq(load_turn[i]),
-                             s_bank[i].eq(hot)]
+                             s_bank[i].eq(bank_of[i])]
         with m.Elif(s_done):
             m.d.sync += s_valid.eq(0)
 
@@ -215,7 +215,7 @@ class VgprFile(wiring.Component):
         # its read; a source not named is cleared when its request starts ----------------------
         load = [Signal(name=f"c_load{i}") for i in range(n)]
         clear = [Signal(name=f"c_clear{i}") for i in range(n)]
-        c_bank = [Signal(BANKS, name=f"c_bank{i}") for i in range(n)]
+        c_bank = [Signal(range(BANKS), name=f"c_bank{i}") for i in range(n)]
         for i in range(n):
             m.d.sync += [load[i].eq(s_valid & s_loads[i] & (s_load_turn[i] == k)),
                          clear[i].eq(s_valid & ~s_loads[i] & (k == 0)),
@@ -224,15 +224,15 @@ class VgprFile(wiring.Component):
         c_slot = Signal.like(s_slot, name="c_slot")
         c_pass = Signal.like(s_pass, name="c_pass")
         m.d.sync += [c_done.eq(s_done), c_slot.eq(s_slot), c_pass.eq(s_pass)]
+        bank_data = Array(banks_r[b].data for b in range(BANKS))
         for i in range(n):
             held = Signal(data.ArrayLayout(32, self._lanes), name=f"operand{i}")
-            data_in = 0
-            for b in range(BANKS):
-                data_in = data_in | Mux(c_bank[i][b], banks_r[b].data.as_value(), 0)
-            with m.If(load[i]):
-                m.d.sync += held.eq(data_in)
-            with m.Elif(clear[i]):
+            # a binary-selected 4:1 multiplexer (two LUT4s and a PFUMX a bit on ECP5); the
+            # clear is a synchronous reset of the register, over its enable
+            with m.If(clear[i]):
                 m.d.sync += held.eq(0)
+            with m.Elif(load[i]):
+                m.d.sync += held.eq(bank_data[c_bank[i]])
             m.d.comb += self.operands.payload.data[i].eq(held)
         m.d.sync += [self.operands.valid.eq(c_done), self.operands.payload.slot.eq(c_slot),
                      self.operands.payload.pass_.eq(c_pass)]

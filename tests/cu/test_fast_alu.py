@@ -166,9 +166,16 @@ def test_control_of_a_slow_op_is_refused():
         fast_control("v_sad_u8")
 
 
-def test_converts_to_verilog_without_warnings():
+def test_refuses_unknown_dsp_styles():
+    with pytest.raises(ValueError, match=r"dsp must be one of 'generic', 'ecp5', not 'dsp48'"):
+        FastLaneAlu(dsp="dsp48")
+
+
+@pytest.mark.parametrize("dsp", ["generic", "ecp5"])
+def test_converts_to_verilog_without_warnings(dsp):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        text = verilog.convert(FastLaneAlu(), name="lane", emit_src=False)
+        text = verilog.convert(FastLaneAlu(dsp=dsp), name="lane", emit_src=False)
     assert "module lane(" in text
-    assert FastLaneAlu().latency == LATENCY
+    assert text.count("MULT18X18D ") == (4 if dsp == "ecp5" else 0)
+    assert FastLaneAlu(dsp=dsp).latency == LATENCY
