@@ -13,7 +13,7 @@ is done. Its stages:
   file (a 64-bit source is two registers, in two banks), with what the pass needs later
   (control word, scalar operands, its EXEC and carry-in bits, destination) into a small FIFO
   beside it; the next instruction follows the last pass of the previous one without a gap;
-* **VGPR file** (outside): three stages, more when registers share a bank;
+* **VGPR file** (outside): four stages, more when registers share a bank;
 * **operand stage**: the operands of a pass, VGPR data or the scalar operand (the VGPR file
   gives 0 for a source it does not read, so this is an OR), into the lanes' input registers;
 * **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages;

@@ -15,13 +15,14 @@ Writes have their own port and never wait; a read in the same cycle as a write t
 register returns the old value (the one-instruction-in-flight rule keeps a wave from reading a
 register its own previous instruction has not written yet).
 
-The collector is a pipeline of three stages, each a few LUT levels deep: *schedule* (the
+The collector is a pipeline of four stages, each a few LUT levels deep: *schedule* (the
 request is taken and its read plan registered: which source reads which bank in which turn,
 and which turn each source loads its operand from), *read* (each bank reads the row of the
-source whose turn it is; one cycle, or one per register of the busiest bank) and *collect*
-(each source's operand register loads from its bank's output; a source not named is cleared).
-So a request's operands come out two cycles after its last read, and a conflict-free request
-is taken every cycle.
+source whose turn it is; one cycle, or one per register of the busiest bank), *bank
+registers* (each bank's output registered beside its block RAMs) and *collect* (each source's
+operand register loads from its bank's register; a source not named is cleared). So a
+request's operands come out three cycles after its last read, and a conflict-free request is
+taken every cycle.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -73,7 +74,7 @@ class VgprFile(wiring.Component):
         it is taken, one with conflicts in as many cycles as its busiest bank has registers.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for an
-        invalid source), two cycles after its last read (three after it is taken when it has
+        invalid source), three cycles after its last read (four after it is taken when it has
         no conflict), from registers. The consumer takes it at once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
@@ -211,20 +212,31 @@ class VgprFile(wiring.Component):
                 row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
             m.d.comb += [port.addr.eq(row), port.en.eq(1)]
 
-        # --- stage 3, collect: each source's register loads its bank's data the cycle after
-        # its read; a source not named is cleared when its request starts ----------------------
-        load = [Signal(name=f"c_load{i}") for i in range(n)]
-        clear = [Signal(name=f"c_clear{i}") for i in range(n)]
-        c_bank = [Signal(range(BANKS), name=f"c_bank{i}") for i in range(n)]
+        # --- stage 3, bank registers: each bank's output, registered next to its block RAMs
+        # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
+        # which Yosys does not use); stage 4, collect: each source's register loads its bank's
+        # data; a source not named is cleared when its request starts -------------------------
+        def delayed(value, name, cycles=2):
+            for c in range(cycles):
+                reg = Signal.like(value, name=f"{name}_d{c + 1}")
+                m.d.sync += reg.eq(value)
+                value = reg
+            return value
+
+        load, clear, c_bank = [], [], []
         for i in range(n):
-            m.d.sync += [load[i].eq(s_valid & s_loads[i] & (s_load_turn[i] == k)),
-                         clear[i].eq(s_valid & ~s_loads[i] & (k == 0)),
-                         c_bank[i].eq(s_bank[i])]
-        c_done = Signal()
-        c_slot = Signal.like(s_slot, name="c_slot")
-        c_pass = Signal.like(s_pass, name="c_pass")
-        m.d.sync += [c_done.eq(s_done), c_slot.eq(s_slot), c_pass.eq(s_pass)]
-        bank_data = Array(banks_r[b].data for b in range(BANKS))
+            load.append(delayed(s_valid & s_loads[i] & (s_load_turn[i] == k), f"load{i}"))
+            clear.append(delayed(s_valid & ~s_loads[i] & (k == 0), f"clear{i}"))
+            c_bank.append(delayed(s_bank[i], f"bank{i}"))
+        c_done = delayed(s_done, "done")
+        c_slot = delayed(s_slot, "slot")
+        c_pass = delayed(s_pass, "pass")
+        bank_regs = []
+        for b in range(BANKS):
+            reg = Signal(data.ArrayLayout(32, self._lanes), name=f"bank{b}_data")
+            m.d.sync += reg.eq(banks_r[b].data)
+            bank_regs.append(reg)
+        bank_data = Array(bank_regs)
         for i in range(n):
             held = Signal(data.ArrayLayout(32, self._lanes), name=f"operand{i}")
             # a binary-selected 4:1 multiplexer (two LUT4s and a PFUMX a bit on ECP5); the

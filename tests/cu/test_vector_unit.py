@@ -195,9 +195,10 @@ def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
     assert taken == [i * passes for i in range(slots)]
     assert len(done) == slots
     assert [b - a for a, b in zip(done, done[1:], strict=False)] == [passes] * (slots - 1)
-    # issue to done: the sequencer's register, the passes, the VGPR file's schedule and
-    # collect stages after the last read, the operand stage, the lanes, the done register
-    assert done[0] - taken[0] == 1 + passes + 2 + 1 + LATENCY + 1
+    # issue to done: the sequencer's register, the passes, the VGPR file's schedule, bank
+    # register and collect stages after the last read, the operand stage, the lanes, the done
+    # register
+    assert done[0] - taken[0] == 1 + passes + 3 + 1 + LATENCY + 1
 
 
 def test_refuses_bad_lane_counts():
