@@ -19,9 +19,10 @@ results come out in order, exactly :data:`LATENCY` cycles after their operands. 
 about three LUT levels or one carry chain deep, the shape that reaches 150 MHz on ECP5::
 
     stage 1  adder, bitwise ops, the 65-bit compare, multiplier operands (extension, or the
-             shift's bit-reversed value and one-hot factor), 64-bit shift by whole bytes
+             shift's bit-reversed value and one-hot factor), 64-bit shift by whole bytes,
+             ``v_bfm_b32``'s field end
     stage 2  the four 18x18 partial products (:class:`~.dsp.Mul18`: the DSP blocks with their
-             input and output registers), min/max select, the flag,
+             input and output registers), min/max select, ``v_bfm_b32``'s mask, the flag,
              64-bit shift by 0-7 bits; the add/logic/minmax/shift64 result is final here
     stage 3  the sum of the two middle partial products
     stage 4  the product: a carry-save row of the three partial sums (and the addend of
@@ -283,8 +284,6 @@ class FastLaneAlu(wiring.Component):
         s1_sum = stage(1, "sum", x + Mux(ctl.add_invert, ~y, y) + ci, 33)
 
         logic = Signal(32, name="logic")
-        bfm_hi = Signal(6, name="bfm_end")
-        m.d.comb += bfm_hi.eq(b[:5] + a[:5])
         with m.Switch(ctl.logic):
             with m.Case(Logic.AND):
                 m.d.comb += logic.eq(a & b)
@@ -296,11 +295,12 @@ class FastLaneAlu(wiring.Component):
                 m.d.comb += logic.eq(~a)
             with m.Case(Logic.BFI):
                 m.d.comb += logic.eq((a & b) | (~a & c))
-            with m.Case(Logic.BFM):
-                m.d.comb += logic.eq(_thermometer(bfm_hi, 32) & ~_thermometer(b[:5], 32))
             with m.Case(Logic.CNDMASK):
                 m.d.comb += logic.eq(Mux(self.cin, b, a))
         s1_logic = stage(1, "logic", logic)
+        # v_bfm_b32: the field's end and offset, expanded to the mask in stage 2
+        s1_bfm_end = stage(1, "bfm_end", b[:5] + a[:5], 6)
+        s1_bfm_off = stage(1, "bfm_off", b[:5])
 
         def extend(v):
             """65-bit signed form of a 32- or 64-bit compare operand."""
@@ -355,9 +355,12 @@ class FastLaneAlu(wiring.Component):
         sh = Cat(s1_sh, s1_fill64.replicate(7)).bit_select(s1_bits, 64)
         shifted64 = Mux(~s1.shift_right, _reverse(sh), sh)
         minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)
+        bfm = _thermometer(s1_bfm_end, 32) & ~_thermometer(s1_bfm_off, 32)
+        is_bfm = s1.early_logic & (s1.logic == Logic.BFM)
         early = Signal(64, name="early")
         m.d.comb += early.eq(
-            Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_logic, s1_logic, 0)
+            Mux(s1.early_add, s1_sum[:32], 0) | Mux(is_bfm, bfm, 0)
+            | Mux(s1.early_logic & ~is_bfm, s1_logic, 0)
             | Mux(s1.early_minmax, minmax, 0) | Mux(s1.early_shift64, shifted64, 0))
         s2_early = stage(2, "early", early)
         conds = Cat(Const(0, 1), s1_lt, s1_eq, s1_lt | s1_eq, ~(s1_lt | s1_eq), ~s1_eq, ~s1_lt,
