@@ -134,14 +134,12 @@ class BoardTop(wiring.Component):
         m.submodules.pll = pll = pll_class(self._setting)
         m.d.comb += pll.clk_in.eq(clk_buf.i)
 
-        for name, clock, hz in (("sync", pll.bus_clk, self._bus_hz),
-                                ("cu", pll.cu_clk, self._cu_hz)):
-            domain = ClockDomain(name)
-            m.domains += domain
+        # no constraints on the two clocks: nextpnr and Vivado derive them from the
+        # oscillator's (the platform's) and the PLL's dividers
+        for name, clock in (("sync", pll.bus_clk), ("cu", pll.cu_clk)):
+            m.domains += ClockDomain(name)
             m.d.comb += ClockSignal(name).eq(clock)
             m.submodules[f"{name}_reset"] = ResetSynchronizer(~pll.locked, domain=name)
-            if board.family == "ecp5":       # Vivado derives the PLL's outputs by itself
-                platform.add_clock_constraint(domain.clk, hz)
 
         m.submodules.soc = soc = BoardSoc(self._config, memory_bytes=self._memory,
                                           divisor=self._divisor, cu_hz=self._cu_hz,

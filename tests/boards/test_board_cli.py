@@ -190,5 +190,7 @@ def test_a_real_bitstream_for_a_small_unit(tmp_path):
                     str(out / "top.bit"), str(config)], check=True, capture_output=True)
     assert ".device LFE5U-85F" in config.read_text()
     report = json.loads((out / "report.json").read_text())
+    # clocks are named after the domain whose frequency nextpnr derived for them from the
+    # EHXPLLL's dividers: both there means nextpnr reads the PLL as making what was asked
     assert set(report["fmax_mhz"]) >= {"cu", "bus"}
     assert report["cells"]["luts"] > 0 and report["cells"]["block_rams"] > 0

@@ -44,9 +44,8 @@ def test_board_top_elaborates_into_a_build_plan(name, small_unit):
     sites = dict(re.findall(r'LOCATE COMP "uart_0__(rx|tx)__io" SITE "(\w+)";', lpf))
     assert sites == pins
 
-    # the oscillator constrained at its frequency, the PLL's outputs at theirs
-    constraints = sorted(float(f) for f in re.findall(r"FREQUENCY NET \S+ ([0-9.]+) HZ", lpf))
-    assert constraints == sorted([float(setting.cu_hz), float(setting.bus_hz)])
+    # the oscillator constrained at its frequency (nextpnr derives the PLL's outputs)
+    assert "FREQUENCY NET" not in lpf
     (port_hz,) = re.findall(r"FREQUENCY PORT \S+ ([0-9.]+) HZ", lpf)
     assert float(port_hz) == b.clock_hz
 
