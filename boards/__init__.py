@@ -1,3 +1,6 @@
 """Board support: the host link (:mod:`boards.protocol`, :mod:`boards.link`) and the reference
-model of the board-side bridge (:mod:`boards.bridge_model`). Board tops, builds and flashing
-come next (issue "Boards", docs/hostlink.md)."""
+model of the board-side bridge (:mod:`boards.bridge_model`), the board's gateware
+(:mod:`boards.top`, :mod:`boards.board_top`, :mod:`boards.pll`), the supported boards
+(:mod:`boards.platforms`), bitstream builds and flashing (:mod:`boards.build`,
+:mod:`boards.flash`) and the ``gpgpu board`` commands (:mod:`boards.cli`). See docs/boards.md
+and docs/hostlink.md."""

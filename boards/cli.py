@@ -12,6 +12,8 @@ never imports the board support. The commands only parse, call :mod:`boards.buil
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from rich.console import Console
 from rich.table import Table
@@ -146,7 +148,10 @@ def build_command(kernels: tuple[str, ...], board_name: str, output: str | None,
 
     b = board(board_name)
     base = parse_config(overrides)
-    out_dir = output or f"build/boards/{b.name}"
+    out_dir = output
+    if out_dir is None:
+        out_dir = f"build/boards/{b.name}"
+        Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
     with _Status() as status:
         result = build(kernels, b.name, out_dir, base=base, cu_hz=_mhz(cu_mhz),
                        bus_hz=_mhz(bus_mhz), baud=BAUD if baud is None else baud, seed=seed,
