@@ -35,7 +35,7 @@ Results are bit-identical with :class:`~.valu.IntLaneAlu` and the golden model
 (:mod:`gpgpu_hdl.emu.valu_ops`).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -55,7 +55,6 @@ from .valu import (
     VALU_INT_OPS,
     ValuOp,
     _member_name,
-    _thermometer,
 )
 
 __all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "Logic", "FastControl", "fast_control",
@@ -191,6 +190,13 @@ class FastDecode(wiring.Component):
                     m.d.comb += [self.fast.eq(1),
                                  self.control.eq(FastControl.const(fast_control(name)))]
         return m
+
+
+def _thermometer(value, width: int = 32):
+    """``width`` bits, bit ``i`` set when ``value > i``: a ROM indexed by ``value`` (LUTs; a
+    compare per bit would become a carry chain each)."""
+    return Array(Const((1 << min(v, width)) - 1, width)
+                 for v in range(1 << len(value)))[value]
 
 
 def _reverse(value):
@@ -355,7 +361,7 @@ class FastLaneAlu(wiring.Component):
         sh = Cat(s1_sh, s1_fill64.replicate(7)).bit_select(s1_bits, 64)
         shifted64 = Mux(~s1.shift_right, _reverse(sh), sh)
         minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)
-        bfm = _thermometer(s1_bfm_end, 32) & ~_thermometer(s1_bfm_off, 32)
+        bfm = _thermometer(s1_bfm_end) & ~_thermometer(s1_bfm_off)
         is_bfm = s1.early_logic & (s1.logic == Logic.BFM)
         early = Signal(64, name="early")
         m.d.comb += early.eq(
@@ -368,8 +374,8 @@ class FastLaneAlu(wiring.Component):
         s2_flag = stage(2, "flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
                         | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow)))
         s2_addend = stage(2, "addend", s1_addend)
-        sign_mask = _reverse(_thermometer(s1_amount, 32)) & s1_fill.replicate(32)
-        keep = _thermometer(s1_width, 32)                  # v_bfe: the low S2[4:0] bits
+        sign_mask = _reverse(_thermometer(s1_amount)) & s1_fill.replicate(32)
+        keep = _thermometer(s1_width)                      # v_bfe: the low S2[4:0] bits
         top_sel = Cat(s1_width == i + 1 for i in range(32))    # v_bfe: the field's top bit
         s2_sign_mask = stage(2, "sign_mask", sign_mask)
         s2_keep = stage(2, "keep", keep)

@@ -239,12 +239,11 @@ class VgprFile(wiring.Component):
         bank_data = Array(bank_regs)
         for i in range(n):
             held = Signal(data.ArrayLayout(32, self._lanes), name=f"operand{i}")
-            # a binary-selected 4:1 multiplexer (two LUT4s and a PFUMX a bit on ECP5); the
-            # clear is a synchronous reset of the register, over its enable
-            with m.If(clear[i]):
-                m.d.sync += held.eq(0)
-            with m.Elif(load[i]):
+            # a binary-selected 4:1 multiplexer (two LUT4s and a PFUMX a bit on ECP5)
+            with m.If(load[i]):
                 m.d.sync += held.eq(bank_data[c_bank[i]])
+            with m.Elif(clear[i]):
+                m.d.sync += held.eq(0)
             m.d.comb += self.operands.payload.data[i].eq(held)
         m.d.sync += [self.operands.valid.eq(c_done), self.operands.payload.slot.eq(c_slot),
                      self.operands.payload.pass_.eq(c_pass)]
