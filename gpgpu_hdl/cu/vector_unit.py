@@ -141,8 +141,11 @@ class VectorUnit(wiring.Component):
             self.read.valid.eq(busy_seq & tags.w_rdy),
             self.issue.ready.eq(~busy_seq | (advance & last)),
         ]
+        # the second register of each 64-bit source, added as the instruction is taken
+        hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
         with m.If(self.issue.valid & self.issue.ready):
             m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0)]
+            m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(2)]
         with m.Elif(advance):
             m.d.sync += pass_.eq(pass_ + 1)
             with m.If(last):
@@ -152,7 +155,7 @@ class VectorUnit(wiring.Component):
         m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
         for i, (half, src) in enumerate(_READS):
             s = cur.srcs[src]
-            m.d.comb += [req.regs[i].reg.eq(s.reg + (1 if half == "hi" else 0)),
+            m.d.comb += [req.regs[i].reg.eq(hi_reg[src] if half == "hi" else s.reg),
                          req.regs[i].valid.eq(s.vgpr & (1 if half == "lo" else s.wide))]
         out_tag = Signal(tag)
         m.d.comb += [
