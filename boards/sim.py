@@ -1,0 +1,141 @@
+"""A board without the board: :class:`SimulatedBoard` is a :class:`~boards.link.Transport` to
+:class:`~boards.top.BoardSoc` (UART, SLIP, bridge and SoC: the gateware below a board top's
+clocks) simulated by Verilator, so the host side of a real board (``Device("board")``,
+:class:`~boards.link.HostLink`, the launch driver) runs unchanged against the real gateware::
+
+    board = SimulatedBoard(config)
+    dev = Device("board", port=HostLink(board, timeout=30))
+
+The simulator runs in a background thread (the cocotb testbench :data:`BOARD_TESTBENCH`); it
+connects to a TCP socket of this process and turns the bytes it receives into 8N1 frames on the
+``rx`` pin and the frames on ``tx`` back into bytes, at ``divisor`` bus cycles per bit. The
+clocks are the simulator's: time on the link runs as fast as the simulation does, so the
+link's timeouts must allow for it (tens of seconds, not half a second). ``to_board`` and
+``to_host`` may change what crosses, as on :class:`~boards.bridge_model.ModelTransport`.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gpgpu_hdl.config import CuConfig
+
+from .protocol import LinkError
+
+__all__ = ["SimulatedBoard", "BOARD_TESTBENCH", "build_board_soc"]
+
+#: the cocotb test module that puts the simulated board on a socket (``cocotb_tests/board_tb.py``)
+BOARD_TESTBENCH = "cocotb_tests.board_tb"
+#: the gateware modules of the board side (with the generator's, they key the cached build)
+_GATEWARE = ("uart.py", "framing.py", "bridge.py", "top.py", "protocol.py")
+
+
+def build_board_soc(config: CuConfig, *, memory_bytes: int, divisor: int, cu_hz: int,
+                    bus_hz: int, build_root: Path | str = Path("build/verilator")):
+    """Build (or reuse) the Verilator model of a :class:`~boards.top.BoardSoc`."""
+    from amaranth.back import verilog
+
+    from gpgpu_hdl import __version__
+    from gpgpu_hdl.sim.cu_backend import MODEL_ARGS, _gateware_digest
+    from gpgpu_hdl.sim.verilator import build
+
+    from .top import BoardSoc
+
+    digest = _gateware_digest(config.key(), memory_bytes, divisor, cu_hz, bus_hz, __version__)
+    here = Path(__file__).resolve().parent
+    for name in _GATEWARE:
+        digest.update(name.encode() + b"\0" + (here / name).read_bytes())
+
+    def text() -> str:
+        top = BoardSoc(config, memory_bytes=memory_bytes, divisor=divisor, cu_hz=cu_hz,
+                       bus_hz=bus_hz)
+        return verilog.convert(top, name="board_soc", emit_src=False, strip_internal_attrs=True)
+    return build(text, "board_soc", build_root=build_root, visibility="top",
+                 extra_args=MODEL_ARGS, key=digest.hexdigest()[:16])
+
+
+class SimulatedBoard:
+    """A :class:`~boards.link.Transport` to a simulated :class:`~boards.top.BoardSoc` of
+    ``config`` with ``memory_bytes`` of board memory, clocks ``cu_mhz`` and ``bus_mhz``, and
+    ``divisor`` bus cycles per UART bit. :meth:`close` ends the simulation."""
+
+    def __init__(self, config: CuConfig, *, memory_bytes: int = 32768, divisor: int = 4,
+                 cu_mhz: float = 25, bus_mhz: float = 50, connect_timeout: float = 120,
+                 to_board: Callable[[bytes], bytes] | None = None,
+                 to_host: Callable[[bytes], bytes] | None = None) -> None:
+        self.name = "simulated board"
+        self.to_board = to_board or (lambda b: b)
+        self.to_host = to_host or (lambda b: b)
+        self.build = build_board_soc(config, memory_bytes=memory_bytes, divisor=divisor,
+                                     cu_hz=round(cu_mhz * 1e6), bus_hz=round(bus_mhz * 1e6))
+        self.results: dict | None = None
+        self.error: BaseException | None = None
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        params = {"port": listener.getsockname()[1], "divisor": divisor,
+                  "clocks": [cu_mhz, bus_mhz]}
+        self._thread = threading.Thread(target=self._simulate, args=(params,), daemon=True)
+        self._thread.start()
+        try:
+            self._conn = self._accept(listener, connect_timeout)
+        finally:
+            listener.close()
+
+    def _simulate(self, params: dict) -> None:
+        try:
+            self.results = self.build.run(BOARD_TESTBENCH, params, timeout=3600)
+        except BaseException as exc:        # reported by the transport's next call
+            self.error = exc
+
+    def _accept(self, listener: socket.socket, timeout: float) -> socket.socket:
+        waited = 0.0
+        while waited < timeout:
+            ready, _, _ = select.select([listener], [], [], 0.5)
+            if ready:
+                conn, _ = listener.accept()
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return conn
+            if self.error is not None or not self._thread.is_alive():
+                raise LinkError(f"{self.name}: the simulation ended before it connected "
+                                f"({self.error})")
+            waited += 0.5
+        raise LinkError(f"{self.name}: the simulation did not connect within {timeout:g} s")
+
+    def _check(self) -> None:
+        if self.error is not None:
+            raise LinkError(f"{self.name}: the simulation failed ({self.error})")
+
+    def write(self, data: bytes) -> None:
+        self._check()
+        data = self.to_board(data)
+        if data:
+            self._conn.sendall(data)
+
+    def read(self, timeout: float) -> bytes:
+        self._check()
+        ready, _, _ = select.select([self._conn], [], [], max(timeout, 0.0))
+        if not ready:
+            return b""
+        data = self._conn.recv(65536)
+        if not data:
+            raise LinkError(f"{self.name}: the simulation closed the link")
+        return self.to_host(data)
+
+    def close(self) -> Any:
+        """End the simulation; returns the testbench's results (its cycle count)."""
+        self._conn.close()
+        self._thread.join(timeout=120)
+        self._check()
+        return self.results
+
+    def __enter__(self) -> SimulatedBoard:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
