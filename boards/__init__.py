@@ -2,5 +2,6 @@
 model of the board-side bridge (:mod:`boards.bridge_model`), the board's gateware
 (:mod:`boards.top`, :mod:`boards.board_top`, :mod:`boards.pll`), the supported boards
 (:mod:`boards.platforms`), bitstream builds and flashing (:mod:`boards.build`,
-:mod:`boards.flash`) and the ``gpgpu board`` commands (:mod:`boards.cli`). See docs/boards.md
-and docs/hostlink.md."""
+:mod:`boards.flash`), the ``gpgpu board`` commands (:mod:`boards.cli`), the ``"board"`` backend
+of ``Device`` (:mod:`boards.device`) and a board simulated under Verilator (:mod:`boards.sim`).
+See docs/boards.md and docs/hostlink.md."""
