@@ -17,9 +17,12 @@ is done. Its stages:
 * **operand stage**: the operands of a pass, VGPR data or the scalar operand (the VGPR file
   gives 0 for a source it does not read, so this is an OR), into the lanes' input registers;
 * **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages;
-* **write-back**: the pass's results into the VGPR file for the lanes in EXEC (a 64-bit
-  result in one write), its flags into the instruction's 64-bit flag mask, which goes out on
-  ``done`` with the last pass.
+* **write-back**: the pass's results into the VGPR file for the lanes in EXEC, its flags into
+  the instruction's 64-bit flag mask, which goes out on ``done`` with the last pass. A 64-bit
+  result (``v_lshl_b64`` and the other 64-bit shifts) is two writes, the high half in the
+  next cycle; the sequencer keeps that cycle free by sending such an instruction's passes at
+  most every other cycle (a mux in front of every bank's write port would write both at once
+  for about 3,500 LUT4 at 16 lanes).
 
 The unit never stalls once a pass has its operands: the write port is its own, and ``done``
 is always ready.
@@ -136,11 +139,17 @@ class VectorUnit(wiring.Component):
 
         last = pass_ == passes - 1
         advance = Signal()                      # a pass request goes to the VGPR file
+        # After a pass with a 64-bit result the next request waits until the cycle after that
+        # pass's last read: its operands, and so its results, then come at least two cycles
+        # later, and the cycle between is free for the high half's write.
+        hold = Signal()
         m.d.comb += [
             advance.eq(self.read.valid & self.read.ready),
-            self.read.valid.eq(busy_seq & tags.w_rdy),
+            self.read.valid.eq(busy_seq & tags.w_rdy & ~hold),
             self.issue.ready.eq(~busy_seq | (advance & last)),
         ]
+        m.d.sync += hold.eq((advance & cur.dst_write & cur.dst_wide)
+                            | (hold & ~self.read.ready))
         # the second register of each 64-bit source, added as the instruction is taken
         hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
         with m.If(self.issue.valid & self.issue.ready):
@@ -198,14 +207,29 @@ class VectorUnit(wiring.Component):
             t = Signal(tag, name=f"x{n + 1}_tag")
             m.d.sync += [v.eq(w_valid), t.eq(w_tag)]
             w_valid, w_tag = v, t
-        wr = self.write.payload
-        m.d.comb += [
-            self.write.valid.eq(w_valid & w_tag.dst_write),
-            wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.reg.eq(w_tag.dst),
-            wr.wide.eq(w_tag.dst_wide), wr.mask.eq(w_tag.exec),
+        # a 64-bit result: the low half now, the high half (held) in the next cycle, which the
+        # sequencer's hold keeps free of other results
+        hi_valid = Signal(name="w_hi_valid")
+        hi_slot = Signal(slot_shape, name="w_hi_slot")
+        hi_pass = Signal(range(passes), name="w_hi_pass")
+        hi_reg = Signal(range(self._vgprs), name="w_hi_reg")
+        hi_mask = Signal(lanes, name="w_hi_mask")
+        hi_data = Signal(data.ArrayLayout(32, lanes), name="w_hi_data")
+        m.d.sync += [
+            hi_valid.eq(w_valid & w_tag.dst_write & w_tag.dst_wide), hi_slot.eq(w_tag.slot),
+            hi_pass.eq(w_tag.pass_), hi_reg.eq(w_tag.dst + 1), hi_mask.eq(w_tag.exec),
         ]
-        for lane, alu in enumerate(alus):
-            m.d.comb += [wr.data[lane].eq(alu.result[:32]), wr.data_hi[lane].eq(alu.result[32:])]
+        m.d.sync += [hi_data[lane].eq(alu.result[32:]) for lane, alu in enumerate(alus)]
+        wr = self.write.payload
+        lo_write = w_valid & w_tag.dst_write
+        m.d.comb += self.write.valid.eq(lo_write | hi_valid)
+        with m.If(hi_valid):
+            m.d.comb += [wr.slot.eq(hi_slot), wr.pass_.eq(hi_pass), wr.reg.eq(hi_reg),
+                         wr.mask.eq(hi_mask), wr.data.eq(hi_data)]
+        with m.Else():
+            m.d.comb += [wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.reg.eq(w_tag.dst),
+                         wr.mask.eq(w_tag.exec)]
+            m.d.comb += [wr.data[lane].eq(alu.result[:32]) for lane, alu in enumerate(alus)]
 
         flags = Signal(lanes, name="w_flags")
         m.d.comb += flags.eq(Cat(alu.flag for alu in alus) & w_tag.exec)

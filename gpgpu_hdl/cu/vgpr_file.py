@@ -46,8 +46,7 @@ def vgpr_layouts(*, lanes: int, slots: int, vgprs: int, sources: int
     operands = data.StructLayout({
         **head, "data": data.ArrayLayout(data.ArrayLayout(32, lanes), sources)})
     write = data.StructLayout({
-        **head, "reg": range(vgprs), "wide": 1, "data": data.ArrayLayout(32, lanes),
-        "data_hi": data.ArrayLayout(32, lanes), "mask": lanes})
+        **head, "reg": range(vgprs), "data": data.ArrayLayout(32, lanes), "mask": lanes})
     return read, operands, write
 
 
@@ -78,8 +77,8 @@ class VgprFile(wiring.Component):
         no conflict), from registers. The consumer takes it at once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
-        ``mask`` is set, and with ``wide`` also ``data_hi`` into ``reg + 1`` (a 64-bit result:
-        the next bank, so both in one cycle).
+        ``mask`` is set. (A 64-bit result is two writes: choosing between two data words in
+        front of every bank's write port would cost about 3,500 LUT4 at 16 lanes.)
     conflict : Out(1)
         High in each cycle a request waits on a bank conflict (its reads but the last).
     """
@@ -136,17 +135,10 @@ class VgprFile(wiring.Component):
 
         # --- writes: their own port -----------------------------------------------------------
         w = self.write.payload
-        lo_bank = w.reg % BANKS
-        hi_reg = Signal(range(self._vgprs), name="w_hi_reg")
-        m.d.comb += hi_reg.eq(w.reg + 1)
         for b in range(BANKS):
             port = banks_w[b]
-            is_lo = lo_bank == b
-            is_hi = w.wide & ((hi_reg % BANKS) == b)
-            m.d.comb += [port.addr.eq(Mux(is_lo, self._row(w.slot, w.reg, w.pass_),
-                                          self._row(w.slot, hi_reg, w.pass_))),
-                         port.data.eq(Mux(is_lo, w.data, w.data_hi)),
-                         port.en.eq((is_lo | is_hi).replicate(self._lanes)
+            m.d.comb += [port.addr.eq(self._row(w.slot, w.reg, w.pass_)), port.data.eq(w.data),
+                         port.en.eq(((w.reg % BANKS) == b).replicate(self._lanes)
                                     & w.mask & self.write.valid.replicate(self._lanes))]
 
         # --- stage 1, schedule: the request's read plan, computed as it is taken. A source is

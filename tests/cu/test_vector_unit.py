@@ -97,9 +97,8 @@ async def preload(ctx, dut: VectorSlice, model: Model, lanes: int) -> None:
         for reg, values in enumerate(regs):
             for p in range(64 // lanes):
                 ctx.set(dut.fill.payload, {
-                    "slot": slot, "pass_": p, "reg": reg, "wide": 0,
-                    "data": values[p * lanes:(p + 1) * lanes], "data_hi": [0] * lanes,
-                    "mask": (1 << lanes) - 1})
+                    "slot": slot, "pass_": p, "reg": reg,
+                    "data": values[p * lanes:(p + 1) * lanes], "mask": (1 << lanes) - 1})
                 ctx.set(dut.fill.valid, 1)
                 await ctx.tick()
     ctx.set(dut.fill.valid, 0)
@@ -120,7 +119,8 @@ def test_instructions_match_the_golden_model(lanes):
         writes, dones = deque(), deque()           # expected, in issue order
         busy = set()
         queue = deque(program)
-        for _ in range(count * 40):
+        last_write = None
+        for cycle in range(count * 40):
             head = queue[0] if queue and queue[0]["slot"] not in busy else None
             if head is not None:
                 ctx.set(dut.issue.payload, payload(head))
@@ -136,17 +136,21 @@ def test_instructions_match_the_golden_model(lanes):
                 out, flags = model.execute(head)
                 for p in range(passes):
                     if head["dst_write"]:
-                        writes.append((head, p, out[p * lanes:(p + 1) * lanes]))
+                        lane_out = [r for r, _ in out[p * lanes:(p + 1) * lanes]]
+                        writes.append((head, p, head["dst"], [r & M32 for r in lane_out]))
+                        if head["dst_wide"]:    # the high half, in the next cycle
+                            writes.append((head, p, head["dst"] + 1, [r >> 32 for r in lane_out]))
                 dones.append((head, flags))
             if w_valid:
-                ins, p, want = writes.popleft()
+                ins, p, reg, want = writes.popleft()
                 mask = ins["exec"] >> (p * lanes) & ((1 << lanes) - 1)
-                assert (w.slot, w.pass_, w.reg, w.wide, w.mask) == (
-                    ins["slot"], p, ins["dst"], ins["dst_wide"], mask), ins["name"]
+                assert (w.slot, w.pass_, w.reg, w.mask) == (ins["slot"], p, reg, mask), ins
+                if reg != ins["dst"]:               # a high half follows its low half at once
+                    assert cycle == last_write + 1, ins
+                last_write = cycle
                 for lane in range(lanes):
                     if mask >> lane & 1:
-                        got = w.data[lane] | (w.data_hi[lane] << 32 if ins["dst_wide"] else 0)
-                        assert got == want[lane][0], (ins["name"], p, lane, ins)
+                        assert w.data[lane] == want[lane], (ins["name"], p, lane, ins)
                 seen["writes"] += 1
             if d_valid:
                 ins, flags = dones.popleft()
@@ -159,7 +163,9 @@ def test_instructions_match_the_golden_model(lanes):
 
     simulate(dut, bench, clock=1e-8)
     assert seen["done"] == count
-    assert seen["writes"] == passes * sum(ins["dst_write"] for ins in program)
+    assert seen["writes"] == passes * sum(ins["dst_write"] * (1 + ins["dst_wide"])
+                                          for ins in program)
+    assert any(ins["dst_wide"] for ins in program)
     assert seen["busy"] == passes * count              # busy counts passes, not waiting
     assert seen["conflicts"] > 0                       # the random registers did collide
 
@@ -199,6 +205,40 @@ def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
     # register and collect stages after the last read, the operand stage, the lanes, the done
     # register
     assert done[0] - taken[0] == 1 + passes + 3 + 1 + LATENCY + 1
+
+
+def test_a_64_bit_result_takes_every_other_cycle():
+    lanes, slots, vgprs = 16, 8, 16
+    dut = VectorSlice(lanes=lanes, slots=slots, vgprs=vgprs)
+    passes = 64 // lanes
+    # v_lshl_b64 v[4:5], v[0:1], 3 on every slot
+    ins = {"name": "v_lshl_b64", "dst": 4, "dst_write": 1, "dst_wide": 1, "exec": M64,
+           "cin": 0, "srcs": [{"vgpr": 1, "reg": 0, "wide": 1, "value": 0},
+                              {"vgpr": 0, "reg": 0, "wide": 0, "value": 3},
+                              {"vgpr": 0, "reg": 0, "wide": 0, "value": 0}]}
+    taken, writes = [], []
+
+    async def bench(ctx):
+        ctx.set(dut.issue.valid, 1)
+        for cycle in range(slots * 2 * passes + 40):
+            if len(taken) < slots:
+                ctx.set(dut.issue.payload, payload({**ins, "slot": len(taken)}))
+            else:
+                ctx.set(dut.issue.valid, 0)
+            _, _, ready, w_valid, w_reg = await ctx.tick().sample(
+                dut.issue.ready, dut.unit.write.valid, dut.unit.write.payload.reg)
+            if ready and len(taken) < slots:
+                taken.append(cycle)
+            if w_valid:
+                writes.append((cycle, w_reg))
+
+    simulate(dut, bench, clock=1e-8)
+    # an instruction every 2 x passes cycles (the first is taken as the sequencer starts)
+    assert [b - a for a, b in zip(taken[1:], taken[2:], strict=False)] == [2 * passes] * (
+        slots - 2)
+    # a write every cycle: the low and high halves of each pass, in turn
+    assert [r for _, r in writes] == [4, 5] * (slots * passes)
+    assert [c for c, _ in writes] == list(range(writes[0][0], writes[0][0] + len(writes)))
 
 
 def test_refuses_bad_lane_counts():

@@ -2,7 +2,8 @@
 """The banked VGPR file against a Python model of the registers: every operand bundle holds
 the registers' values; a request's operands come one cycle (schedule) plus one per register
 of its busiest bank (reads; each extra one counted on ``conflict``) plus two (bank registers,
-collect) after it is taken; conflict-free requests go at one per cycle; writes honour the lane mask."""
+collect) after it is taken; conflict-free requests go at one per cycle; writes honour the
+lane mask."""
 
 from __future__ import annotations
 
@@ -49,19 +50,15 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
             for _ in range(rng.randrange(3)):               # some writes between the reads
                 slot, p, reg = rng.randrange(slots), rng.randrange(passes), rng.randrange(vgprs)
                 values = [rng.getrandbits(32) for _ in range(lanes)]
-                high = [rng.getrandbits(32) for _ in range(lanes)]
-                wide = reg + 1 < vgprs and rng.random() < 0.3     # a 64-bit result
                 mask = rng.getrandbits(lanes) if rng.random() < 0.5 else (1 << lanes) - 1
-                ctx.set(dut.write.payload, {"slot": slot, "pass_": p, "reg": reg, "wide": wide,
-                                            "data": values, "data_hi": high, "mask": mask})
+                ctx.set(dut.write.payload, {"slot": slot, "pass_": p, "reg": reg,
+                                            "data": values, "mask": mask})
                 ctx.set(dut.write.valid, 1)
                 await ctx.tick()
                 ctx.set(dut.write.valid, 0)
                 for lane in range(lanes):
                     if mask >> lane & 1:
                         model[slot][reg][p * lanes + lane] = values[lane]
-                        if wide:
-                            model[slot][reg + 1][p * lanes + lane] = high[lane]
             slot, p, regs = request()
             ctx.set(dut.read.payload, {"slot": slot, "pass_": p, "regs": [
                 {"reg": r or 0, "valid": r is not None} for r in regs]})
