@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from amaranth.build import ResourceError
+
 from gpgpu_hdl import __version__
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.errors import GpgpuError
@@ -411,9 +413,7 @@ def build(kernels: Iterable[str], board_name: str, out_dir: str | os.PathLike, *
                                   nextpnr_opts=_nextpnr_options(seed), **_yosys_overrides())
         else:
             plan = platform.build(top, name=NAME, do_build=False)
-    except GpgpuError:
-        raise
-    except Exception as exc:          # the platform's own checks (pins, resources)
+    except ResourceError as exc:      # the platform's own checks (pins, resources)
         raise BuildError(f"{b.name}: the design does not go onto the board: {exc}") from None
     result.seconds["elaborate"] = round(time.monotonic() - start, 1)
     if b.open_toolchain:
