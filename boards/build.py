@@ -285,8 +285,8 @@ def relax_cross_port_collisions(rtlil: str) -> tuple[str, list[str]]:
                 f"parameter \\COLLISION_X_MASK {params['COLLISION_X_MASK']}",
                 f"parameter \\COLLISION_X_MASK {width}'{mask:0{width}b}")
             edits.append((cell.start(), cell.end(), text))
-            changed.append(f"{module.group(1).lstrip(chr(92))}.{params['MEMID'].strip(chr(34))}"
-                           .replace("\\\\", ""))
+            memid = params["MEMID"].strip('"').lstrip("\\")
+            changed.append(f"{module.group(1).lstrip(chr(92))}.{memid}")
         start = module.start(2)
         for a, b, text in edits:
             out += [rtlil[last:start + a], text]
