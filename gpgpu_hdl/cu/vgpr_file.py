@@ -25,7 +25,7 @@ request's operands come out three cycles after its last read, and a conflict-fre
 taken every cycle.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -207,38 +207,73 @@ class VgprFile(wiring.Component):
         # --- stage 3, bank registers: each bank's output, registered next to its block RAMs
         # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
         # which Yosys does not use); stage 4, collect: each source's register loads its bank's
-        # data; a source not named is cleared when its request starts -------------------------
-        def delayed(value, name, cycles=2):
+        # data; a source not named is cleared when its request starts. Both per lane, in a
+        # submodule of its own with its own copy of the control (synthesis keeps the lanes
+        # apart: gpgpu_hdl.synth.KEEP_HIERARCHY) --------------------------------------------
+        def delayed(value, name, cycles):
             for c in range(cycles):
                 reg = Signal.like(value, name=f"{name}_d{c + 1}")
                 m.d.sync += reg.eq(value)
                 value = reg
             return value
 
-        load, clear, c_bank = [], [], []
-        for i in range(n):
-            load.append(delayed(s_valid & s_loads[i] & (s_load_turn[i] == k), f"load{i}"))
-            clear.append(delayed(s_valid & ~s_loads[i] & (k == 0), f"clear{i}"))
-            c_bank.append(delayed(s_bank[i], f"bank{i}"))
-        c_done = delayed(s_done, "done")
-        c_slot = delayed(s_slot, "slot")
-        c_pass = delayed(s_pass, "pass")
-        bank_regs = []
-        for b in range(BANKS):
-            reg = Signal(data.ArrayLayout(32, self._lanes), name=f"bank{b}_data")
-            m.d.sync += reg.eq(banks_r[b].data)
-            bank_regs.append(reg)
-        bank_data = Array(bank_regs)
-        for i in range(n):
-            held = Signal(data.ArrayLayout(32, self._lanes), name=f"operand{i}")
-            # a binary-selected 4:1 multiplexer (two LUT4s and a PFUMX a bit on ECP5)
+        load = delayed(Cat(s_valid & s_loads[i] & (s_load_turn[i] == k) for i in range(n)),
+                       "load", 1)
+        clear = delayed(Cat(s_valid & ~s_loads[i] & (k == 0) for i in range(n)), "clear", 1)
+        bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 1)
+        for lane in range(self._lanes):
+            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n)
+            m.d.comb += [collect.load.eq(load), collect.clear.eq(clear),
+                         collect.bank.eq(bank)]
+            for b in range(BANKS):
+                m.d.comb += collect.bank_data[b].eq(banks_r[b].data[lane])
+            for i in range(n):
+                m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
+        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 2)),
+                     self.operands.payload.slot.eq(delayed(s_slot, "slot", 2)),
+                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 2))]
+        return m
+
+
+class _LaneCollect(wiring.Component):
+    """One lane of the collect stages: the lane's word of each bank, registered, and the
+    lane's operand registers with their own copy of the control.
+
+    Members
+    -------
+    bank_data : In(ArrayLayout(32, BANKS))
+        The lane's word of each bank's read port.
+    load, clear : In(sources)
+        Per source: load its operand from ``bank`` in the next cycle; clear it.
+    bank : In(ArrayLayout(2, sources))
+        Per source, its bank.
+    operands : Out(ArrayLayout(32, sources))
+        The operand registers.
+    """
+
+    def __init__(self, sources: int):
+        self._sources = sources
+        super().__init__({
+            "bank_data": In(data.ArrayLayout(32, BANKS)),
+            "load": In(sources), "clear": In(sources),
+            "bank": In(data.ArrayLayout(range(BANKS), sources)),
+            "operands": Out(data.ArrayLayout(32, sources)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        words = Signal(data.ArrayLayout(32, BANKS), name="bank_words")
+        load = Signal(self._sources, name="load_r")
+        clear = Signal(self._sources, name="clear_r")
+        bank = Signal(data.ArrayLayout(range(BANKS), self._sources), name="bank_r")
+        m.d.sync += [words.eq(self.bank_data), load.eq(self.load), clear.eq(self.clear),
+                     bank.eq(self.bank)]
+        for i in range(self._sources):
+            # a binary-selected 4:1 multiplexer, into a register that loads or clears
             with m.If(load[i]):
-                m.d.sync += held.eq(bank_data[c_bank[i]])
+                m.d.sync += self.operands[i].eq(words[bank[i]])
             with m.Elif(clear[i]):
-                m.d.sync += held.eq(0)
-            m.d.comb += self.operands.payload.data[i].eq(held)
-        m.d.sync += [self.operands.valid.eq(c_done), self.operands.payload.slot.eq(c_slot),
-                     self.operands.payload.pass_.eq(c_pass)]
+                m.d.sync += self.operands[i].eq(0)
         return m
 
 
