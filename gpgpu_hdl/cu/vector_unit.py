@@ -14,8 +14,8 @@ is done. Its stages:
   (control word, scalar operands, its EXEC and carry-in bits, destination) into a small FIFO
   beside it; the next instruction follows the last pass of the previous one without a gap;
 * **VGPR file** (outside): four stages, more when registers share a bank;
-* **operand stage**: the operands of a pass, VGPR data or the scalar operand (the VGPR file
-  gives 0 for a source it does not read, so this is an OR), into the lanes' input registers;
+* **operand stage**: the operands of a pass, VGPR data or the scalar operand, into the lanes'
+  input registers;
 * **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages;
 * **write-back**: the pass's results into the VGPR file for the lanes in EXEC, its flags into
   the instruction's 64-bit flag mask, which goes out on ``done`` with the last pass. A 64-bit
@@ -128,7 +128,8 @@ class VectorUnit(wiring.Component):
         tag = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
             "dst": range(self._vgprs), "dst_write": 1, "dst_wide": 1,
-            "values": data.ArrayLayout(64, SOURCES), "exec": lanes, "cin": lanes})
+            "vgpr": SOURCES, "values": data.ArrayLayout(64, SOURCES), "exec": lanes,
+            "cin": lanes})
 
         # --- pass sequencer ----------------------------------------------------------------
         ins = self.issue.payload
@@ -175,8 +176,9 @@ class VectorUnit(wiring.Component):
             out_tag.cin.eq(cur.cin.word_select(pass_, lanes)),
             tags.w_data.eq(out_tag), tags.w_en.eq(advance),
         ]
-        for k in range(SOURCES):     # a VGPR source's scalar value is 0: the operands OR in
-            m.d.comb += out_tag.values[k].eq(Mux(cur.srcs[k].vgpr, 0, cur.srcs[k].value))
+        for k in range(SOURCES):
+            m.d.comb += [out_tag.vgpr[k].eq(cur.srcs[k].vgpr),
+                         out_tag.values[k].eq(cur.srcs[k].value)]
 
         # --- operand stage: the lanes' input registers -------------------------------------
         got = self.operands.payload
@@ -195,7 +197,7 @@ class VectorUnit(wiring.Component):
             for k, (port, value) in enumerate(zip((alu.src0, alu.src1, alu.src2), operands,
                                                   strict=True)):
                 reg = Signal(len(port), name=f"o_src{k}_lane{lane}")
-                m.d.sync += reg.eq(value | ptag.values[k][:len(port)])
+                m.d.sync += reg.eq(Mux(ptag.vgpr[k], value, ptag.values[k][:len(port)]))
                 m.d.comb += port.eq(reg)
             m.d.comb += [alu.cin.eq(o_tag.cin[lane]), alu.control.eq(o_tag.control)]
         m.d.comb += self.busy.eq(o_valid)

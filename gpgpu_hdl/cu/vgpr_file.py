@@ -20,7 +20,7 @@ request is taken and its read plan registered: which source reads which bank in 
 and which turn each source loads its operand from), *read* (each bank reads the row of the
 source whose turn it is; one cycle, or one per register of the busiest bank), *bank
 registers* (each bank's output registered beside its block RAMs) and *collect* (each source's
-operand register loads from its bank's register; a source not named is cleared). So a
+operand register loads from its bank's register). So a
 request's operands come out three cycles after its last read, and a conflict-free request is
 taken every cycle.
 """
@@ -72,9 +72,10 @@ class VgprFile(wiring.Component):
         in this cycle: a request with no two registers in one bank is read in the cycle after
         it is taken, one with conflicts in as many cycles as its busiest bank has registers.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
-        The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for an
-        invalid source), three cycles after its last read (four after it is taken when it has
-        no conflict), from registers. The consumer takes it at once.
+        The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; anything
+        for an invalid source, which is not read), three cycles after its last read (four
+        after it is taken when it has no conflict), from registers. The consumer takes it at
+        once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
         ``mask`` is set. (A 64-bit result is two writes: choosing between two data words in
@@ -207,7 +208,7 @@ class VgprFile(wiring.Component):
         # --- stage 3, bank registers: each bank's output, registered next to its block RAMs
         # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
         # which Yosys does not use); stage 4, collect: each source's register loads its bank's
-        # data; a source not named is cleared when its request starts. Both per lane, in a
+        # data. Both per lane, in a
         # submodule of its own with its own copy of the control (synthesis keeps the lanes
         # apart: gpgpu_hdl.synth.KEEP_HIERARCHY) --------------------------------------------
         def delayed(value, name, cycles):
@@ -219,12 +220,10 @@ class VgprFile(wiring.Component):
 
         load = delayed(Cat(s_valid & s_loads[i] & (s_load_turn[i] == k) for i in range(n)),
                        "load", 1)
-        clear = delayed(Cat(s_valid & ~s_loads[i] & (k == 0) for i in range(n)), "clear", 1)
         bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 1)
         for lane in range(self._lanes):
             m.submodules[f"lane{lane}"] = collect = _LaneCollect(n)
-            m.d.comb += [collect.load.eq(load), collect.clear.eq(clear),
-                         collect.bank.eq(bank)]
+            m.d.comb += [collect.load.eq(load), collect.bank.eq(bank)]
             for b in range(BANKS):
                 m.d.comb += collect.bank_data[b].eq(banks_r[b].data[lane])
             for i in range(n):
@@ -243,8 +242,8 @@ class _LaneCollect(wiring.Component):
     -------
     bank_data : In(ArrayLayout(32, BANKS))
         The lane's word of each bank's read port.
-    load, clear : In(sources)
-        Per source: load its operand from ``bank`` in the next cycle; clear it.
+    load : In(sources)
+        Per source: load its operand from ``bank`` in the next cycle.
     bank : In(ArrayLayout(2, sources))
         Per source, its bank.
     operands : Out(ArrayLayout(32, sources))
@@ -255,7 +254,7 @@ class _LaneCollect(wiring.Component):
         self._sources = sources
         super().__init__({
             "bank_data": In(data.ArrayLayout(32, BANKS)),
-            "load": In(sources), "clear": In(sources),
+            "load": In(sources),
             "bank": In(data.ArrayLayout(range(BANKS), sources)),
             "operands": Out(data.ArrayLayout(32, sources)),
         })
@@ -264,16 +263,12 @@ class _LaneCollect(wiring.Component):
         m = Module()
         words = Signal(data.ArrayLayout(32, BANKS), name="bank_words")
         load = Signal(self._sources, name="load_r")
-        clear = Signal(self._sources, name="clear_r")
         bank = Signal(data.ArrayLayout(range(BANKS), self._sources), name="bank_r")
-        m.d.sync += [words.eq(self.bank_data), load.eq(self.load), clear.eq(self.clear),
-                     bank.eq(self.bank)]
+        m.d.sync += [words.eq(self.bank_data), load.eq(self.load), bank.eq(self.bank)]
         for i in range(self._sources):
-            # a binary-selected 4:1 multiplexer, into a register that loads or clears
+            # a binary-selected 4:1 multiplexer, into a register with an enable
             with m.If(load[i]):
                 m.d.sync += self.operands[i].eq(words[bank[i]])
-            with m.Elif(clear[i]):
-                m.d.sync += self.operands[i].eq(0)
         return m
 
 
