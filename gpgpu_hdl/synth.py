@@ -70,12 +70,6 @@ SYNTH_COMMANDS = {
 }
 TARGETS = tuple(SYNTH_COMMANDS)
 
-#: Modules synthesized as modules of their own, not flattened into their parent: the lanes of
-#: a SIMD datapath (submodules named ``lane0`` to ``lane99``). Flattened, Yosys merges the
-#: lanes' identical control registers into one that drives every lane (a thousand loads
-#: across the chip at 16 lanes); kept apart, each lane has its own copy, near its logic.
-KEEP_HIERARCHY = ("*.lane?", "*.lane??")
-
 #: ``synth_ecp5``'s coarse step (Yosys 0.70, ``help synth_ecp5`` for the ECP5 family) without
 #: ``share``. That pass merges multipliers and shifters that are never active in the same cycle
 #: (the scalar ALU's, a lane's, the LDS address's) into one, behind multiplexers selected by
@@ -506,12 +500,8 @@ def _memories(log: Path) -> dict[str, str]:
 
 
 def _stat_cells(stat: dict, top: str) -> dict[str, int]:
-    """The cells of the whole design (``stat -top``: submodules kept apart are counted inside;
-    their instances are not cells)."""
     design = stat.get("design") or stat["modules"].get(f"\\{top}") or {}
-    modules = {name.removeprefix("\\") for name in stat.get("modules", {})}
-    return dict(sorted((cell, n) for cell, n in design.get("num_cells_by_type", {}).items()
-                       if cell not in modules))
+    return dict(sorted(design.get("num_cells_by_type", {}).items()))
 
 
 def synthesize(verilog: str, top: str, target: str = "ecp5", *,
@@ -558,9 +548,8 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
     netlist = "netlist.json" if target == "ecp5" else None
     script = "\n".join([
         "read_verilog design.v",
-        f"setattr -mod -set keep_hierarchy 1 {' '.join(KEEP_HIERARCHY)}",
         command.format(top=top) + (f" -json {netlist}" if netlist else ""),
-        f"tee -q -o stat.json stat -json -top {top}",
+        "tee -q -o stat.json stat -json",
         "",
     ])
     key = _digest("yosys", verilog, top, target, version, script)

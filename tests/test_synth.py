@@ -108,32 +108,6 @@ def test_register_is_one_ff_per_bit(cache, target):
     assert area.luts == area.dsps == area.block_rams == 0
 
 
-class Lanes(wiring.Component):
-    """``lanes`` submodules named ``lane0``... that each register the same input (and one
-    named ``other`` that does too): identical flip-flops that Yosys merges when it
-    flattens them."""
-
-    def __init__(self, lanes: int):
-        self.lanes = lanes
-        super().__init__({"d": In(1), "q": Out(lanes + 1)})
-
-    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
-        m = Module()
-        for i, name in enumerate([f"lane{i}" for i in range(self.lanes)] + ["other"]):
-            m.submodules[name] = reg = Register(1)
-            m.d.comb += [reg.d.eq(self.d), self.q[i].eq(reg.q)]
-        return m
-
-
-@pytest.mark.parametrize("target", ["ecp5", "xilinx"])
-def test_lanes_keep_their_own_registers(cache, target):
-    # twelve lanes (one- and two-digit names) keep a flip-flop each; "other" merges with the
-    # top's copy, as everything flattened does
-    area = synthesize(_verilog(Lanes(12), "lanes"), "lanes", target, cache_dir=cache)
-    assert area.ffs == 12 + 1
-    assert area.luts == 0
-
-
 @pytest.mark.parametrize("target", ["ecp5", "xilinx"])
 def test_multiply_and_memory_map_to_hard_blocks(cache, mixed_ecp5, target):
     area = mixed_ecp5 if target == "ecp5" else synthesize(
