@@ -224,6 +224,11 @@ class FastLaneAlu(wiring.Component):
     dsp : str
         How the multipliers are built: ``"generic"`` (simulation, any target) or ``"ecp5"``
         (``MULT18X18D`` with its own registers), see :mod:`~gpgpu_hdl.cu.dsp`.
+    copy : int
+        The power-on value of the lane's control registers, which have no reset: lanes built
+        with different values keep their own copies of the control word through synthesis
+        (Yosys merges identical registers, and the lanes' control registers would be one copy
+        driving every lane). Results do not depend on it.
 
     Members
     -------
@@ -252,11 +257,12 @@ class FastLaneAlu(wiring.Component):
     result: Out(64)
     flag: Out(1)
 
-    def __init__(self, *, dsp: str = "generic"):
+    def __init__(self, *, dsp: str = "generic", copy: int = 0):
         if dsp not in DSP_STYLES:
             raise ValueError(f"dsp must be one of {', '.join(map(repr, DSP_STYLES))}, "
                              f"not {dsp!r}")
         self._dsp = dsp
+        self._copy = copy
         super().__init__()
 
     @property
@@ -274,6 +280,13 @@ class FastLaneAlu(wiring.Component):
         ctl = self.control
         a, b, c = self.src0[:32], self.src1[:32], self.src2
 
+        def control_stage(n: int, value):
+            """Stage ``n``'s copy of the control word (see ``copy``)."""
+            raw = Signal(FastControl.size, name=f"s{n}_control",
+                         init=self._copy % (1 << FastControl.size), reset_less=True)
+            m.d.sync += raw.eq(value.as_value())
+            return data.View(FastControl, raw)
+
         def stage(n: int, name: str, value, shape=None):
             """A register of stage ``n`` loaded with ``value`` every cycle."""
             reg = Signal(shape if shape is not None else len(value), name=f"s{n}_{name}")
@@ -281,8 +294,7 @@ class FastLaneAlu(wiring.Component):
             return reg
 
         # --- stage 1 -------------------------------------------------------------------------
-        s1 = Signal(FastControl, name="s1_control")
-        m.d.sync += s1.eq(ctl)
+        s1 = control_stage(1, ctl)
 
         x = Mux(ctl.add_swap, b, a)
         y = Mux(ctl.add_swap, a, b)
@@ -349,8 +361,7 @@ class FastLaneAlu(wiring.Component):
         s1_bits = stage(1, "sh64_bits", b[:3])
 
         # --- stage 2 -------------------------------------------------------------------------
-        s2 = Signal(FastControl, name="s2_control")
-        m.d.sync += s2.eq(s1)
+        s2 = control_stage(2, s1)
         (a_lo, a_hi), (b_lo, b_hi) = pieces
         pp = {}     # the partial products: registered operands (stage 1), product (stage 2)
         for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
@@ -382,8 +393,7 @@ class FastLaneAlu(wiring.Component):
         s2_top_sel = stage(2, "top_sel", top_sel)
 
         # --- stage 3 -------------------------------------------------------------------------
-        s3 = Signal(FastControl, name="s3_control")
-        m.d.sync += s3.eq(s2)
+        s3 = control_stage(3, s2)
         s3_mid = stage(3, "mid", pp["lh"] + pp["hl"], signed(2 * DSP_WIDTH + 1))
         s3_ll = stage(3, "pp_ll", pp["ll"], signed(2 * DSP_WIDTH))
         s3_hh = stage(3, "pp_hh", pp["hh"], signed(2 * DSP_WIDTH))
@@ -394,8 +404,7 @@ class FastLaneAlu(wiring.Component):
             ("top_fill", (s2_top_sel & s2_sign_mask).any()))}
 
         # --- stage 4: the product (+ the addend), 64 bits --------------------------------------
-        s4 = Signal(FastControl, name="s4_control")
-        m.d.sync += s4.eq(s3)
+        s4 = control_stage(4, s3)
         w = 64
         t_ll = Signal(w, name="t_ll")
         t_mid = Signal(w, name="t_mid")
@@ -407,8 +416,7 @@ class FastLaneAlu(wiring.Component):
         carried = {name: stage(4, name, value) for name, value in carried.items()}
 
         # --- stage 5: the product word, the shift's reversal and sign fill, bfe's top bit ----
-        s5 = Signal(FastControl, name="s5_control")
-        m.d.sync += s5.eq(s4)
+        s5 = control_stage(5, s4)
         low = s4_product[:32]
         word = Mux(s4.mul_high, s4_product[32:], low)
         shifted = Mux(s4.shift_right, _reverse(low) | carried["sign_mask"], low)

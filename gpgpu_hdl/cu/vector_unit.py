@@ -189,7 +189,7 @@ class VectorUnit(wiring.Component):
         m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
         alus = []
         for lane in range(lanes):
-            alu = FastLaneAlu(dsp=self._dsp)
+            alu = FastLaneAlu(dsp=self._dsp, copy=lane)
             m.submodules[f"lane{lane}"] = alu
             alus.append(alu)
             operands = [Cat(got.data[2 * k][lane], got.data[2 * k + 1][lane]) for k in range(2)]

@@ -208,9 +208,7 @@ class VgprFile(wiring.Component):
         # --- stage 3, bank registers: each bank's output, registered next to its block RAMs
         # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
         # which Yosys does not use); stage 4, collect: each source's register loads its bank's
-        # data. Both per lane, in a
-        # submodule of its own with its own copy of the control (synthesis keeps the lanes
-        # apart: gpgpu_hdl.synth.KEEP_HIERARCHY) --------------------------------------------
+        # data. Both per lane, with the lane's own copy of the control ---------------------------
         def delayed(value, name, cycles):
             for c in range(cycles):
                 reg = Signal.like(value, name=f"{name}_d{c + 1}")
@@ -222,7 +220,7 @@ class VgprFile(wiring.Component):
                        "load", 1)
         bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 1)
         for lane in range(self._lanes):
-            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n)
+            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane)
             m.d.comb += [collect.load.eq(load), collect.bank.eq(bank)]
             for b in range(BANKS):
                 m.d.comb += collect.bank_data[b].eq(banks_r[b].data[lane])
@@ -238,6 +236,14 @@ class _LaneCollect(wiring.Component):
     """One lane of the collect stages: the lane's word of each bank, registered, and the
     lane's operand registers with their own copy of the control.
 
+    A copy of the control per lane keeps each control bit's load to one lane's registers
+    (with one copy for all, a bit drives every lane's across the chip: 512 enables at 16
+    lanes, 10.5 ns of routing). Yosys merges identical registers, and has no attribute that
+    keeps them apart once the design is flattened; registers with different power-on values
+    are not identical, so each copy powers on with its own value (``copy``) and has no reset:
+    a copy may load an operand register in the first cycle after configuration, whose
+    contents mean nothing then anyway.
+
     Members
     -------
     bank_data : In(ArrayLayout(32, BANKS))
@@ -250,8 +256,9 @@ class _LaneCollect(wiring.Component):
         The operand registers.
     """
 
-    def __init__(self, sources: int):
+    def __init__(self, sources: int, *, copy: int = 0):
         self._sources = sources
+        self._copy = copy
         super().__init__({
             "bank_data": In(data.ArrayLayout(32, BANKS)),
             "load": In(sources),
@@ -261,11 +268,15 @@ class _LaneCollect(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        n = self._sources
         words = Signal(data.ArrayLayout(32, BANKS), name="bank_words")
-        load = Signal(self._sources, name="load_r")
-        bank = Signal(data.ArrayLayout(range(BANKS), self._sources), name="bank_r")
-        m.d.sync += [words.eq(self.bank_data), load.eq(self.load), bank.eq(self.bank)]
-        for i in range(self._sources):
+        width = n + len(self.bank.as_value())
+        control = Signal(width, name="control_copy", init=self._copy % (1 << width),
+                         reset_less=True)
+        load = control[:n]
+        bank = data.View(data.ArrayLayout(range(BANKS), n), control[n:])
+        m.d.sync += [words.eq(self.bank_data), control.eq(Cat(self.load, self.bank))]
+        for i in range(n):
             # a binary-selected 4:1 multiplexer, into a register with an enable
             with m.If(load[i]):
                 m.d.sync += self.operands[i].eq(words[bank[i]])

@@ -33,11 +33,11 @@ from gpgpu_hdl.isa.table import TABLE
 from tests.bits import M32, M64
 from tests.cu.valu_cases import cases_for, quick_cases_for
 
-def run_stream(ops: list, gaps: int = 0) -> tuple[list, list[int]]:
+def run_stream(ops: list, gaps: int = 0, copy: int = 0) -> tuple[list, list[int]]:
     """Issue ``ops`` ((mnemonic, case) pairs) one per cycle (with a bubble of junk control
     every ``gaps`` operations if ``gaps``); return the (result, flag) seen ``LATENCY`` cycles
     after each and the cycle of each issue."""
-    alu = FastLaneAlu()
+    alu = FastLaneAlu(copy=copy)
     inputs = Cat(alu.src0, alu.src1, alu.src2, alu.cin)
     outputs = Cat(alu.result, alu.flag)
     controls = {name: FastControl.const(fast_control(name)).as_value().value
@@ -104,10 +104,12 @@ def test_one_operation_per_cycle(shuffled_results):
     assert len(got) == len(ops)                   # and every result on its cycle
 
 
-def test_bubbles_between_operations_change_nothing():
+@pytest.mark.parametrize("copy", [0, 0x2A5A5A5A5])
+def test_bubbles_between_operations_change_nothing(copy):
+    # nor does the power-on value of the control registers (a lane's copy number)
     ops = [(name, case) for name in FAST_OPS for case in quick_cases_for(name)[:8]]
     random.Random(3).shuffle(ops)
-    got, issued = run_stream(ops, gaps=2)
+    got, issued = run_stream(ops, gaps=2, copy=copy)
     assert issued[:3] == [0, 1, 3]
     check(ops, got)
 
