@@ -439,6 +439,7 @@ def build(kernels: Iterable[str], board_name: str, out_dir: str | os.PathLike, *
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     _publish(tmp, out_dir)
+    shutil.rmtree(out_dir.with_name(out_dir.name + ".failed"), ignore_errors=True)
     if result.bitstream is not None:
         result.bitstream = out_dir / result.bitstream.name
     return result
