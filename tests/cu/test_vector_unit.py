@@ -170,37 +170,46 @@ def test_instructions_match_the_golden_model(lanes):
     assert seen["conflicts"] > 0                       # the random registers did collide
 
 
-@pytest.mark.parametrize("lanes", [16, 8])
-def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
-    slots, vgprs = 8, 16
-    dut = VectorSlice(lanes=lanes, slots=slots, vgprs=vgprs)
-    passes = 64 // lanes
-    # v_add_i32 v4, v1, v2 on every slot: sources and destination in different banks
-    ins = {"name": "v_add_i32", "dst": 4, "dst_write": 1, "dst_wide": 0, "exec": M64,
-           "cin": 0, "srcs": [{"vgpr": 1, "reg": 1, "wide": 0, "value": 0},
-                              {"vgpr": 1, "reg": 2, "wide": 0, "value": 0},
-                              {"vgpr": 0, "reg": 0, "wide": 0, "value": 0}]}
-    taken, done = [], []
+def issue_on_every_slot(ins: dict, lanes: int, cycles: int, slots: int = 8) -> tuple:
+    """Issue ``ins`` on slots 0 to ``slots - 1`` as fast as the unit takes them; return the
+    cycles each was taken in and, per cycle, (done, write, write register, conflict)."""
+    dut = VectorSlice(lanes=lanes, slots=slots, vgprs=16)
+    taken, samples = [], []
 
     async def bench(ctx):
         ctx.set(dut.issue.valid, 1)
-        for cycle in range(slots * passes + 40):
+        for cycle in range(cycles):
             if len(taken) < slots:
                 ctx.set(dut.issue.payload, payload({**ins, "slot": len(taken)}))
             else:
                 ctx.set(dut.issue.valid, 0)
-            _, _, ready, d_valid, conflict = await ctx.tick().sample(
-                dut.issue.ready, dut.done.valid, dut.conflict)
-            assert not conflict
+            _, _, ready, *sample = await ctx.tick().sample(
+                dut.issue.ready, dut.done.valid, dut.unit.write.valid,
+                dut.unit.write.payload.reg, dut.conflict)
             if ready and len(taken) < slots:
                 taken.append(cycle)
-            if d_valid:
-                done.append(cycle)
+            samples.append(tuple(sample))
 
     simulate(dut, bench, clock=1e-8)
-    assert taken == [i * passes for i in range(slots)]
-    assert len(done) == slots
-    assert [b - a for a, b in zip(done, done[1:], strict=False)] == [passes] * (slots - 1)
+    return taken, samples
+
+
+def source(reg: int | None = None, wide: int = 0, value: int = 0) -> dict:
+    return {"vgpr": int(reg is not None), "reg": reg or 0, "wide": wide, "value": value}
+
+
+@pytest.mark.parametrize("lanes", [16, 8])
+def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
+    passes = 64 // lanes
+    # v_add_i32 v4, v1, v2 on every slot: sources and destination in different banks
+    ins = {"name": "v_add_i32", "dst": 4, "dst_write": 1, "dst_wide": 0, "exec": M64,
+           "cin": 0, "srcs": [source(1), source(2), source()]}
+    taken, samples = issue_on_every_slot(ins, lanes, 8 * passes + 40)
+    done = [cycle for cycle, (d, _, _, _) in enumerate(samples) if d]
+    assert not any(conflict for *_, conflict in samples)
+    assert taken == [i * passes for i in range(8)]
+    assert len(done) == 8
+    assert [b - a for a, b in zip(done, done[1:], strict=False)] == [passes] * 7
     # issue to done: the sequencer's register, the passes, the VGPR file's schedule, bank
     # register and collect stages after the last read, the operand stage, the lanes, the done
     # register
@@ -208,36 +217,16 @@ def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
 
 
 def test_a_64_bit_result_takes_every_other_cycle():
-    lanes, slots, vgprs = 16, 8, 16
-    dut = VectorSlice(lanes=lanes, slots=slots, vgprs=vgprs)
-    passes = 64 // lanes
+    passes = 4
     # v_lshl_b64 v[4:5], v[0:1], 3 on every slot
     ins = {"name": "v_lshl_b64", "dst": 4, "dst_write": 1, "dst_wide": 1, "exec": M64,
-           "cin": 0, "srcs": [{"vgpr": 1, "reg": 0, "wide": 1, "value": 0},
-                              {"vgpr": 0, "reg": 0, "wide": 0, "value": 3},
-                              {"vgpr": 0, "reg": 0, "wide": 0, "value": 0}]}
-    taken, writes = [], []
-
-    async def bench(ctx):
-        ctx.set(dut.issue.valid, 1)
-        for cycle in range(slots * 2 * passes + 40):
-            if len(taken) < slots:
-                ctx.set(dut.issue.payload, payload({**ins, "slot": len(taken)}))
-            else:
-                ctx.set(dut.issue.valid, 0)
-            _, _, ready, w_valid, w_reg = await ctx.tick().sample(
-                dut.issue.ready, dut.unit.write.valid, dut.unit.write.payload.reg)
-            if ready and len(taken) < slots:
-                taken.append(cycle)
-            if w_valid:
-                writes.append((cycle, w_reg))
-
-    simulate(dut, bench, clock=1e-8)
+           "cin": 0, "srcs": [source(0, wide=1), source(value=3), source()]}
+    taken, samples = issue_on_every_slot(ins, 16, 8 * 2 * passes + 40)
+    writes = [(cycle, reg) for cycle, (_, w, reg, _) in enumerate(samples) if w]
     # an instruction every 2 x passes cycles (the first is taken as the sequencer starts)
-    assert [b - a for a, b in zip(taken[1:], taken[2:], strict=False)] == [2 * passes] * (
-        slots - 2)
+    assert [b - a for a, b in zip(taken[1:], taken[2:], strict=False)] == [2 * passes] * 6
     # a write every cycle: the low and high halves of each pass, in turn
-    assert [r for _, r in writes] == [4, 5] * (slots * passes)
+    assert [r for _, r in writes] == [4, 5] * (8 * passes)
     assert [c for c, _ in writes] == list(range(writes[0][0], writes[0][0] + len(writes)))
 
 
