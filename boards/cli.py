@@ -173,9 +173,9 @@ def _print_result(r, out: Console) -> None:
     if sizing:
         out.print(f"Sizing: {sizing}")
     out.print(f"Clocks: {r.pll}")
-    out.print(f"Memory window: {r.memory_bytes // 1024} KiB of block RAM "
-              f"({r.memory_bytes // b.block_ram_bytes} of {b.block_rams}); the unit about "
-              f"{r.config.resources().ebr}; host link {r.baud} baud")
+    out.print(f"Memory window: {r.memory_bytes // 1024} KiB, "
+              f"{r.memory_bytes // b.block_ram_bytes} of the {b.block_rams} block RAMs (the "
+              f"unit's estimate: {r.config.resources().ebr}); host link {r.baud} baud")
     if r.vendor_tree_only:
         out.print(f"Wrote the vendor build tree to {r.out_dir} (Vivado was not run: run "
                   f"build_top.sh there with Vivado to get top.bit)")
