@@ -37,6 +37,8 @@ DESIGNS = {
     "lane-generic": (FastLaneAlu, "fast VALU lane, 6 stages, registers in the fabric"),
     "slice16": (lambda: VectorSlice(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
                 "vector unit + VGPR file, 16 fast lanes, 8 slots x 64 VGPRs"),
+    "slice4": (lambda: VectorSlice(lanes=4, slots=8, vgprs=64, dsp="ecp5"),
+               "vector unit + VGPR file, 4 fast lanes, 8 slots x 64 VGPRs"),
     "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
 }
