@@ -177,15 +177,20 @@ class VgprFile(wiring.Component):
         s_load_turn = [Signal(range(n), name=f"s_load_turn{i}") for i in range(n)]
         s_bank = [Signal(range(BANKS), name=f"s_bank{i}") for i in range(n)]
         k = Signal(range(n))                        # the turn being read
+        # s_done: the request does its last read in this cycle (s_valid and k == s_last),
+        # kept in a register so that ``ready`` comes straight from registers
         s_done = Signal()
-        m.d.comb += [s_done.eq(s_valid & (k == s_last)),
-                     self.read.ready.eq(~s_valid | s_done),
+        m.d.comb += [self.read.ready.eq(~s_valid | s_done),
                      self.conflict.eq(s_valid & ~s_done)]
         with m.If(s_valid):
             m.d.sync += k.eq(Mux(s_done, 0, k + 1))
+        with m.If(s_valid & ~s_done):
+            m.d.sync += s_done.eq(k + 1 == s_last)
+        with m.Else():
+            m.d.sync += s_done.eq(0)
         with m.If(self.read.valid & self.read.ready):
             m.d.sync += [s_valid.eq(1), s_slot.eq(req.slot), s_pass.eq(req.pass_),
-                         s_last.eq(last_turn)]
+                         s_last.eq(last_turn), s_done.eq(last_turn == 0)]
             for i in range(n):
                 hot = Cat(bank_of[i] == b for b in range(BANKS))
                 m.d.sync += [s_row[i].eq(self._row(req.slot, regs[i].reg, req.pass_)),
