@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from gpgpu_hdl.cliutil import console
+from gpgpu_hdl.cliutil import StepStatus, console
 
 from .platforms import BOARDS, board
 
@@ -35,35 +35,6 @@ KNOWN_UNITS = (
 
 def _mhz(text: float | None) -> int | None:
     return None if text is None else round(text * 1_000_000)
-
-
-class _Status:
-    """A spinner with the current step on a terminal; otherwise a line per new step (stderr)."""
-
-    def __init__(self) -> None:
-        self.err = Console(stderr=True, highlight=False)
-        self.last: str | None = None
-        self.status = None
-
-    def __enter__(self) -> _Status:
-        if self.err.is_terminal:
-            self.status = self.err.status("")
-            self.status.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.status is not None:
-            self.status.__exit__(*exc)
-
-    def __call__(self, step: str, seconds: float) -> None:
-        if self.status is not None:
-            self.status.update(f"{step} ({seconds:.0f} s)")
-            return
-        # in a log, Yosys' passes are too many to list: a line per tool, per nextpnr stage
-        key = step if step.startswith("nextpnr") else step.split(":")[0]
-        if key != self.last:
-            self.err.print(f"{key} ({seconds:.0f} s)" if seconds else key, soft_wrap=True)
-        self.last = key
 
 
 @click.group("board", context_settings={"help_option_names": ["-h", "--help"]})
@@ -152,10 +123,10 @@ def build_command(kernels: tuple[str, ...], board_name: str, output: str | None,
     if out_dir is None:
         out_dir = f"build/boards/{b.name}"
         Path(out_dir).parent.mkdir(parents=True, exist_ok=True)
-    with _Status() as status:
+    with StepStatus() as status:
         result = build(kernels, b.name, out_dir, base=base, cu_hz=_mhz(cu_mhz),
                        bus_hz=_mhz(bus_mhz), baud=BAUD if baud is None else baud, seed=seed,
-                       progress=status)
+                       progress=status.steps)
     _print_result(result, console())
 
 

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpgpu_hdl import __version__
-from gpgpu_hdl.cliutil import console, run, write_json
+from gpgpu_hdl.cliutil import StepStatus, console, run, write_json
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.decode import decode_entries
 from gpgpu_hdl.cu.plan import PARTS
@@ -275,45 +275,11 @@ def print_area(area: dict, out: Console) -> None:
         out.print(table)
 
 
-# --- the slow steps, with a status line ---------------------------------------------------------
-
-class _Status:
-    """A spinner with the current step on a terminal; otherwise a line per new step (stderr)."""
-
-    def __init__(self) -> None:
-        self.err = Console(stderr=True, highlight=False)
-        self.last: str | None = None
-        self.status = None
-
-    def __enter__(self) -> _Status:
-        if self.err.is_terminal:
-            self.status = self.err.status("")
-            self.status.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.status is not None:
-            self.status.__exit__(*exc)
-
-    def __call__(self, text: str) -> None:
-        if self.status is not None:
-            self.status.update(text)
-        elif text != self.last:
-            self.err.print(text, soft_wrap=True)
-        self.last = text
-
-    def progress(self, label: str):
-        """A ``progress(stage, seconds)`` callback for :func:`synthesize`."""
-        def report(stage: str, seconds: float) -> None:
-            if self.status is not None:
-                self(f"{label}: {stage} ({seconds:.0f} s)")
-            else:
-                self(f"{label}: {stage}")
-        return report
+# --- the slow steps, with a status line (gpgpu_hdl.cliutil.StepStatus) ---------------------------
 
 
 def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
-                 status: _Status) -> dict:
+                 status: StepStatus) -> dict:
     """Yosys area of the ``"base"`` and ``"trimmed"`` Verilog, per target, with the
     percentage saved."""
     from gpgpu_hdl.synth import synthesize
@@ -429,7 +395,7 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
                "base": (whole.config, whole.plan) if whole else (t.base, t.base_plan)}
     texts: dict[str, str] = {}
     audits: dict[str, Audit] = {}
-    with _Status() as status:
+    with StepStatus() as status:
         for u in units:
             status(f"elaborating the {u} unit")
             texts[u] = emit_verilog(configs[u][0])
@@ -465,7 +431,7 @@ def _finish(data: dict, texts: dict[str, str] | None, xilinx: bool, report: str 
     JSON report (when asked)."""
     if texts is not None:
         targets = ("ecp5", "xilinx") if xilinx else ("ecp5",)
-        with _Status() as status:
+        with StepStatus() as status:
             data["area"] = measure_area(texts, targets, status)
         print_area(data["area"], out)
     if report:
@@ -494,7 +460,7 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
                   "output": None, "audit": None, "area": None}
     text = None
     if output or area:
-        with _Status() as status:
+        with StepStatus() as status:
             status("elaborating the full unit")
             text = emit_verilog(f.config)
             status("auditing the full unit's Verilog")
