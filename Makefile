@@ -25,7 +25,7 @@ test-all: setup
 	$(PY) -m pytest -n auto -m "slow or not slow" $(PYTEST_ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check gpgpu_hdl trimmer cocotb_tests tests examples bench
+	$(VENV)/bin/ruff check gpgpu_hdl trimmer boards cocotb_tests tests examples bench
 
 bench: setup
 	$(PY) bench/emu_speed.py
