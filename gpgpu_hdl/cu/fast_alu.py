@@ -40,7 +40,7 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from .dsp import DSP_STYLES, Mul18
-from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH
+from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH, extend_operand
 from .shifter import ShiftOp
 from .valu import (
     _ADD_OPS,
@@ -339,9 +339,8 @@ class FastLaneAlu(wiring.Component):
         mul_in = []
         for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(shift_value), shift_value)),
                             (b, Cat(shift_amount == i for i in range(32)))):
-            sign = Mux(ctl.mul_narrow, v[23], v[31]) & ctl.mul_signed
-            ext = Cat(v[:24], Mux(ctl.mul_narrow, sign.replicate(8), v[24:32]), sign)
-            mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), ext))
+            low, sign = extend_operand(v, ctl.mul_narrow, ctl.mul_signed)
+            mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), Cat(low, sign)))
         lo_bits = DSP_WIDTH - 1
         pieces = []
         for v in mul_in:

@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 from .shifter import ShiftOp, mul_shift_operands, mul_shift_result
 
-__all__ = ["Multiplier33", "MulOp", "MulUnit"]
+__all__ = ["Multiplier33", "MulOp", "MulUnit", "extend_operand"]
 
 #: Operand width of one DSP multiplier (signed).
 DSP_WIDTH = 18
@@ -136,6 +136,14 @@ _NARROW_OPS = (MulOp.MUL_U32_U24, MulOp.MUL_HI_U32_U24, MulOp.MUL_I32_I24,
 _HIGH_OPS = (MulOp.MUL_HI_U32, MulOp.MUL_HI_I32, MulOp.MUL_HI_U32_U24, MulOp.MUL_HI_I32_I24)
 
 
+def extend_operand(operand, is_narrow, is_signed):
+    """A 32-bit multiply operand extended to 33 bits as :class:`MulUnit` does it: (its low 32
+    bits, with bits 31:24 the sign of bit 23 for the ``_24`` forms; its sign bit, 0 for the
+    unsigned forms)."""
+    sign = Mux(is_narrow, operand[23], operand[31]) & is_signed
+    return Cat(operand[:24], Mux(is_narrow, sign.replicate(8), operand[24:32])), sign
+
+
 class MulUnit(wiring.Component):
     """The SI integer multiplies on 32-bit operands, through one :class:`Multiplier33`.
 
@@ -211,12 +219,8 @@ class MulUnit(wiring.Component):
             is_high.eq(op.matches(*_HIGH_OPS)),
         ]
 
-        extended = []
-        for operand in (self.a, self.b):
-            sign = Mux(is_narrow, operand[23], operand[31]) & is_signed
-            extended.append((Cat(operand[:24], Mux(is_narrow, sign.replicate(8), operand[24:32])),
-                             sign))
-        (a_low, a_sign), (b_low, b_sign) = extended
+        (a_low, a_sign), (b_low, b_sign) = (extend_operand(operand, is_narrow, is_signed)
+                                            for operand in (self.a, self.b))
 
         product = mul33.product
         mul_result = Mux(is_high, product[32:64], product[:32])
