@@ -33,8 +33,8 @@ from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E40
 DESIGNS = {
     "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
                "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources"),
-    "lane": (lambda: FastLaneAlu(dsp="ecp5"), "fast VALU lane, 6 stages, MULT18X18D registers"),
-    "lane-generic": (FastLaneAlu, "fast VALU lane, 6 stages, registers in the fabric"),
+    "lane": (lambda: FastLaneAlu(dsp="ecp5"), "fast VALU lane, 8 stages, MULT18X18D registers"),
+    "lane-generic": (FastLaneAlu, "fast VALU lane, 8 stages, registers in the fabric"),
     "slice16": (lambda: VectorSlice(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
                 "vector unit + VGPR file, 16 fast lanes, 8 slots x 64 VGPRs"),
     "slice4": (lambda: VectorSlice(lanes=4, slots=8, vgprs=64, dsp="ecp5"),

@@ -6,11 +6,13 @@ the instructions that make up 99.5 % of the suite's integer vector work (docs/pi
 "datapath groups"): the add/subtract family, the bitwise ops and ``v_cndmask_b32``,
 ``v_bfi_b32``, ``v_bfm_b32``, every integer compare (32 and 64 bits), min/max, the 32- and
 24-bit multiplies and ``v_mad_*_24``, the 32-bit shifts and ``v_bfe_*`` (inside the
-multiplier, the eGPU integrated shifter) and the 64-bit shifts (a two-stage barrel shifter:
-``v_lshl_b64`` scales addresses, 6.7 % of VALU work). The rest of :data:`~.valu.VALU_INT_OPS`
-(SADs, bit counts and scans, ``v_bfrev``, med3/min3/max3, ``v_lerp_u8``, the packing
-conversions, ``v_alignbit``/``v_alignbyte``: 0.5 % of the suite's VALU work, none in most
-kernels) is :data:`SLOW_OPS`, for a narrower shared unit.
+multiplier, the eGPU integrated shifter) and the 64-bit shifts (``v_lshl_b64`` scales
+addresses, 6.7 % of VALU work), also in the multiplier, one result word per cycle: a 64-bit
+shift takes two consecutive operations, as its two result words take two writes anyway. The
+rest of :data:`~.valu.VALU_INT_OPS` (SADs, bit counts and scans, ``v_bfrev``,
+med3/min3/max3, ``v_lerp_u8``, the packing conversions, ``v_alignbit``/``v_alignbyte``: 0.5 %
+of the suite's VALU work, none in most kernels) is :data:`SLOW_OPS`, for a narrower shared
+unit.
 
 :class:`FastDecode` turns a :class:`~.valu.ValuOp` into the :data:`FastControl` word once per
 instruction (the lanes share it); :class:`FastLaneAlu` is one lane: a pipeline of
@@ -18,25 +20,38 @@ instruction (the lanes share it); :class:`FastLaneAlu` is one lane: a pipeline o
 results come out in order, exactly :data:`LATENCY` cycles after their operands. Each stage is
 about three LUT levels or one carry chain deep, the shape that reaches 150 MHz on ECP5::
 
-    stage 1  adder, bitwise ops, the 65-bit compare, multiplier operands (extension, or the
-             shift's bit-reversed value and one-hot factor), 64-bit shift by whole bytes,
+    stage 0  the inputs, the lane's own copy of the control word, the bitwise unit's truth
+             table (``v_cndmask_b32``'s by the lane's select bit)
+    stage 1  adder, bitwise ops (a truth-table lookup), the 65-bit compare, multiplier operands (extension, or the
+             shift's bit-reversed value word and one-hot factor) into fabric registers,
              ``v_bfm_b32``'s field end
-    stage 2  the four 18x18 partial products (:class:`~.dsp.Mul18`: the DSP blocks with their
-             input and output registers), min/max select, ``v_bfm_b32``'s mask, the flag,
-             64-bit shift by 0-7 bits; the add/logic/minmax/shift64 result is final here
-    stage 3  the sum of the two middle partial products
-    stage 4  the product: a carry-save row of the three partial sums (and the addend of
+    stage 2  the multiplier operands into the DSP blocks' input registers
+             (:class:`~.dsp.Mul18`, four 18x18 partial products), min/max select,
+             ``v_bfm_b32``'s mask, the flag; the add/logic/minmax result is final here
+    stage 3  the partial products (the DSP blocks' output registers), the shift's sign-fill
+             and the bit-field masks
+    stage 4  the sum of the two middle partial products
+    stage 5  the product: a carry-save row of the three partial sums (and the addend of
              ``v_mad_*_24``) and one carry chain
-    stage 5  the product word (low/high), the shift's bit reversal and sign fill, the sign
-             bit of a bit-field extract
-    stage 6  the bit-field mask and the result select
+    stage 6  the product word (low/high; a 64-bit shift's second word adds the first's
+             carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
+             bit-field extract
+    stage 7  the bit-field mask and the result select
+
+A 64-bit shift ``v << n`` (right shifts are left shifts of the bit-reversed value) is two
+operations in consecutive cycles, ``half`` 0 then 1, with the same operands. With
+``k = n % 32``, the first multiplies the low word by ``2**k``: its low product word is the
+result's low word (0 when ``n >= 32``), and it keeps for the next cycle the product word that
+crosses into the high word (the high product word, or the low one when ``n >= 32``); the
+second multiplies the high word by ``2**k`` (by 0 when ``n >= 32``) and adds what the first
+kept. No barrel shifter: the 64-bit shifts cost the lane a few LUTs beside the 32-bit ones.
 
 Results are bit-identical with :class:`~.valu.IntLaneAlu` and the golden model
 (:mod:`gpgpu_hdl.emu.valu_ops`).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from .dsp import DSP_STYLES, Mul18
@@ -61,7 +76,7 @@ __all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "Logic", "FastControl", "fast_cont
            "FastDecode", "FastLaneAlu"]
 
 #: register stages from the operands to the result
-LATENCY = 6
+LATENCY = 8
 
 _LOGIC_FAST = ("v_not_b32", "v_and_b32", "v_or_b32", "v_xor_b32", "v_bfi_b32", "v_bfm_b32",
                "v_cndmask_b32")
@@ -76,24 +91,15 @@ FAST_OPS: tuple[str, ...] = tuple(
 SLOW_OPS: tuple[str, ...] = tuple(n for n in VALU_INT_OPS if n not in FAST_OPS)
 
 
-class Logic(enum.Enum, shape=3):
-    """The bitwise result of :class:`FastLaneAlu` (stage 1)."""
-
-    AND = 0
-    OR = 1
-    XOR = 2
-    NOT = 3
-    BFI = 4
-    BFM = 5
-    CNDMASK = 6
-
-
 #: The decoded control of one fast-lane instruction, shared by the lanes.
 #:
-#: * ``early_add``, ``early_logic``, ``early_minmax``, ``early_shift64``: the result is final
-#:   after stage 2 and comes from the adder, the bitwise unit, min/max or the 64-bit shifter
-#:   (none: the result is 0, as for the compares);
-#: * ``use_early``, ``use_mul``, ``use_shift``, ``use_bfe``: the source of the result in stage 6;
+#: * ``early_add``, ``early_logic``, ``early_bfm``, ``early_minmax``: the result is final
+#:   after stage 2 and comes from the adder, the bitwise unit, ``v_bfm_b32``'s mask or
+#:   min/max (none: the result is 0, as for the compares);
+#: * ``use_early``, ``use_mul``, ``use_shift``, ``use_bfe``: the source of the result in stage 7;
+#: * bitwise unit: ``truth`` (bit ``4 a + 2 b + c`` is the result bit for the operand bits
+#:   ``a``, ``b``, ``c``: any function of three bits, one LUT level), ``cndmask`` (the truth
+#:   table is ``b`` or ``a`` by the lane's select bit);
 #: * adder: ``add_swap`` (x = S1, y = S0), ``add_invert`` (~y), ``add_cin`` (carry in: 0, 1,
 #:   ``cin``, ``~cin``), ``add_borrow`` (the flag is the inverted carry out);
 #: * ``flag_add``, ``flag_cmp``: the flag is the adder's carry/borrow or the compare;
@@ -102,22 +108,28 @@ class Logic(enum.Enum, shape=3):
 #: * multiplier: ``mul_signed``, ``mul_narrow`` (24-bit operands), ``mul_high`` (bits 63:32),
 #:   ``mad`` (S2 added to the product);
 #: * shifts: ``shift_mode`` (the multiplier shifts), ``shift_rev`` (value S1, amount S0),
-#:   ``shift_right``, ``shift_arith``.
+#:   ``shift_right``, ``shift_arith``, ``shift64`` (a 64-bit value: two operations).
 FastControl = data.StructLayout({
-    "early_add": 1, "early_logic": 1, "early_minmax": 1, "early_shift64": 1,
+    "early_add": 1, "early_logic": 1, "early_bfm": 1, "early_minmax": 1, "shift64": 1,
     "use_early": 1, "use_mul": 1, "use_shift": 1, "use_bfe": 1,
     "add_swap": 1, "add_invert": 1, "add_cin": 2, "add_borrow": 1,
     "flag_add": 1, "flag_cmp": 1,
-    "logic": Logic,
+    "truth": 8, "cndmask": 1,
     "cmp_signed": 1, "cmp_wide": 1, "cmp_cond": 3, "is_max": 1,
     "mul_signed": 1, "mul_narrow": 1, "mul_high": 1, "mad": 1,
     "shift_mode": 1, "shift_rev": 1, "shift_right": 1, "shift_arith": 1,
 })
 
 _ADD_CIN = {0: 0, 1: 1, "cin": 2, "~cin": 3}
-_LOGIC_OF = {"v_not_b32": Logic.NOT, "v_and_b32": Logic.AND, "v_or_b32": Logic.OR,
-             "v_xor_b32": Logic.XOR, "v_bfi_b32": Logic.BFI, "v_bfm_b32": Logic.BFM,
-             "v_cndmask_b32": Logic.CNDMASK}
+#: the bitwise instructions' functions of the operand bits a, b, c (S0, S1, S2)
+_LOGIC_OF = {"v_not_b32": lambda a, b, c: 1 - a, "v_and_b32": lambda a, b, c: a & b,
+             "v_or_b32": lambda a, b, c: a | b, "v_xor_b32": lambda a, b, c: a ^ b,
+             "v_bfi_b32": lambda a, b, c: (a & b) | ((1 - a) & c)}
+
+
+def _truth(function) -> int:
+    """The 8-bit truth table of ``function(a, b, c)`` (bit ``4 a + 2 b + c``)."""
+    return sum(function(i >> 2 & 1, i >> 1 & 1, i & 1) << i for i in range(8))
 
 
 def fast_control(mnemonic: str) -> dict:
@@ -137,7 +149,11 @@ def fast_control(mnemonic: str) -> dict:
               "add_invert": int(invert), "add_cin": _ADD_CIN[cin], "add_borrow": int(borrow),
               "flag_add": 1}
     elif mnemonic in _LOGIC_OF:
-        c |= {"early_logic": 1, "use_early": 1, "logic": _LOGIC_OF[mnemonic]}
+        c |= {"early_logic": 1, "use_early": 1, "truth": _truth(_LOGIC_OF[mnemonic])}
+    elif mnemonic == "v_cndmask_b32":
+        c |= {"early_logic": 1, "use_early": 1, "cndmask": 1}
+    elif mnemonic == "v_bfm_b32":
+        c |= {"early_bfm": 1, "use_early": 1}
     elif mnemonic in _CMP_OPS:
         cond, is_signed, wide = _CMP_OPS[mnemonic]
         c |= {"use_early": 1, "flag_cmp": 1, "cmp_signed": int(is_signed),
@@ -160,8 +176,8 @@ def fast_control(mnemonic: str) -> dict:
               "shift_arith": int(op == ShiftOp.ASHR)}
     else:   # the 64-bit shifts
         op = _SHIFT64_OPS[mnemonic]
-        c |= {"early_shift64": 1, "use_early": 1, "shift_right": int(op != ShiftOp.SHL),
-              "shift_arith": int(op == ShiftOp.ASHR)}
+        c |= {"use_shift": 1, "shift_mode": 1, "shift64": 1,
+              "shift_right": int(op != ShiftOp.SHL), "shift_arith": int(op == ShiftOp.ASHR)}
     return c
 
 
@@ -216,8 +232,13 @@ class FastLaneAlu(wiring.Component):
     word presented in a cycle give ``result`` and ``flag`` :data:`LATENCY` cycles later, one
     operation a cycle. Operands are raw register bits, as :class:`~.valu.IntLaneAlu` takes them:
     a 32-bit operand reads the low 32 bits of its port; ``src0`` is read whole by the 64-bit
-    compares and shifts, ``src1`` by the 64-bit compares. The inputs should come from
-    registers (the operand collector's output stage): stage 1 starts from them.
+    compares and shifts, ``src1`` by the 64-bit compares. The lane registers every input
+    first (stage 0), the control word in its own copy, so that a control bit shared by many
+    lanes loads one register in each.
+
+    A 64-bit shift is two operations in consecutive cycles with the same control and operands,
+    ``half`` 0 and then 1 (nothing between them); the first gives word ``shift_right`` of the
+    64-bit result, the second the other word.
 
     Parameters
     ----------
@@ -242,9 +263,10 @@ class FastLaneAlu(wiring.Component):
         Third source operand (``v_bfi_b32``, ``v_bfe_*``, ``v_mad_*_24``).
     cin : In(1)
         This lane's carry/borrow in or ``v_cndmask_b32`` select (1 picks S1).
-    result : Out(64)
-        The result, :data:`LATENCY` cycles after the inputs; 32-bit results are
-        zero-extended; 0 for the compares.
+    half : In(1)
+        Which of a 64-bit shift's two operations this is (0 for everything else).
+    result : Out(32)
+        The result word, :data:`LATENCY` cycles after the inputs; 0 for the compares.
     flag : Out(1)
         The compare result, or the carry/borrow out of the add/subtract family; 0 otherwise.
     """
@@ -254,7 +276,8 @@ class FastLaneAlu(wiring.Component):
     src1: In(64)
     src2: In(32)
     cin: In(1)
-    result: Out(64)
+    half: In(1)
+    result: Out(32)
     flag: Out(1)
 
     def __init__(self, *, dsp: str = "generic", copy: int = 0):
@@ -277,8 +300,6 @@ class FastLaneAlu(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        ctl = self.control
-        a, b, c = self.src0[:32], self.src1[:32], self.src2
 
         def control_stage(n: int, value):
             """Stage ``n``'s copy of the control word (see ``copy``)."""
@@ -293,28 +314,28 @@ class FastLaneAlu(wiring.Component):
             m.d.sync += reg.eq(value)
             return reg
 
+        # --- stage 0: the inputs, with the lane's own copy of the control --------------------
+        ctl = control_stage(0, self.control)
+        src0 = stage(0, "src0", self.src0)
+        src1 = stage(0, "src1", self.src1)
+        c = stage(0, "src2", self.src2)
+        cin = stage(0, "cin", self.cin)
+        half = stage(0, "half", self.half)
+        a, b = src0[:32], src1[:32]
+        # the bitwise unit's truth table: v_cndmask_b32's is S1 or S0 by the lane's select bit
+        pick = [_truth(lambda a, b, c: a), _truth(lambda a, b, c: b)]
+        truth = stage(0, "truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
+                                      self.control.truth))
+
         # --- stage 1 -------------------------------------------------------------------------
         s1 = control_stage(1, ctl)
 
         x = Mux(ctl.add_swap, b, a)
         y = Mux(ctl.add_swap, a, b)
-        ci = Mux(ctl.add_cin[1], self.cin ^ ctl.add_cin[0], ctl.add_cin[0])
+        ci = Mux(ctl.add_cin[1], cin ^ ctl.add_cin[0], ctl.add_cin[0])
         s1_sum = stage(1, "sum", x + Mux(ctl.add_invert, ~y, y) + ci, 33)
 
-        logic = Signal(32, name="logic")
-        with m.Switch(ctl.logic):
-            with m.Case(Logic.AND):
-                m.d.comb += logic.eq(a & b)
-            with m.Case(Logic.OR):
-                m.d.comb += logic.eq(a | b)
-            with m.Case(Logic.XOR):
-                m.d.comb += logic.eq(a ^ b)
-            with m.Case(Logic.NOT):
-                m.d.comb += logic.eq(~a)
-            with m.Case(Logic.BFI):
-                m.d.comb += logic.eq((a & b) | (~a & c))
-            with m.Case(Logic.CNDMASK):
-                m.d.comb += logic.eq(Mux(self.cin, b, a))
+        logic = Cat(truth.bit_select(Cat(c[i], b[i], a[i]), 1) for i in range(32))
         s1_logic = stage(1, "logic", logic)
         # v_bfm_b32: the field's end and offset, expanded to the mask in stage 2
         s1_bfm_end = stage(1, "bfm_end", b[:5] + a[:5], 6)
@@ -325,113 +346,127 @@ class FastLaneAlu(wiring.Component):
             top = Mux(ctl.cmp_wide, v[63], v[31]) & ctl.cmp_signed
             return Cat(v[:32], Mux(ctl.cmp_wide, v[32:64], top.replicate(32)), top).as_signed()
 
-        s1_lt = stage(1, "lt", extend(self.src0) < extend(self.src1))
-        s1_eq = stage(1, "eq", (a == b) & (~ctl.cmp_wide | (self.src0[32:] == self.src1[32:])))
+        s1_lt = stage(1, "lt", extend(src0) < extend(src1))
+        s1_eq = stage(1, "eq", (a == b) & (~ctl.cmp_wide | (src0[32:] == src1[32:])))
         s1_a = stage(1, "a", a)
         s1_b = stage(1, "b", b)
-        # the addend of v_mad_*_24, carried to stage 4
+        # the addend of v_mad_*_24, carried to stage 5
         s1_addend = stage(1, "addend", Mux(ctl.mad, c, 0), 32)
 
         # multiplier operands: the 33-bit extended multiply operands, or the shift's value
-        # (bit-reversed for right shifts) and one-hot factor (bit 32 is a don't-care then)
-        shift_value = Mux(ctl.shift_rev, b, a)
+        # (bit-reversed for right shifts) and one-hot factor (bit 32 is a don't-care then). A
+        # 64-bit shift shifts the low word of its (reversed) value first, then the high one,
+        # by 2**(n % 32); by 0 in the second operation when n >= 32.
+        ge32 = b[5]
+        word64 = Mux(half ^ ctl.shift_right, src0[32:], a)
+        shift_value = Mux(ctl.shift64, word64, Mux(ctl.shift_rev, b, a))
         shift_amount = Mux(ctl.shift_rev, a[:5], b[:5])
+        no_factor = ctl.shift64 & half & ge32
+        factor = Cat((shift_amount == i) & ~no_factor for i in range(32))
         mul_in = []
         for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(shift_value), shift_value)),
-                            (b, Cat(shift_amount == i for i in range(32)))):
+                            (b, factor)):
             low, sign = extend_operand(v, ctl.mul_narrow, ctl.mul_signed)
             mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), Cat(low, sign)))
+        # registered in the fabric: the DSP blocks' own input registers are the next stage, so
+        # the route to the DSP column has a cycle of its own
         lo_bits = DSP_WIDTH - 1
         pieces = []
-        for v in mul_in:
-            pieces.append((v[:lo_bits], v[lo_bits:].as_signed()))   # zero- and sign-extended
-        # what the shift and bit-field extract need after the multiply (decoded in stage 2)
-        s1_amount = stage(1, "amount", shift_amount)
-        s1_fill = stage(1, "fill", ctl.shift_arith & shift_value[31])
+        for k, v in enumerate(mul_in):
+            reg = stage(1, f"mul_in{k}", v)
+            pieces.append((reg[:lo_bits], reg[lo_bits:].as_signed()))   # zero-, sign-extended
+        # what the shift and bit-field extract need after the multiply (decoded in stage 2):
+        # the sign fill's width in this result word, and the fill bit
+        fill_width = Mux(ctl.shift64 & (half ^ ge32), Mux(half, 0, 32), shift_amount)
+        s1_fill_width = stage(1, "fill_width", fill_width, 6)     # (masks in stage 3)
+        s1_fill = stage(1, "fill", ctl.shift_arith
+                        & Mux(ctl.shift64, src0[63], shift_value[31]))
         s1_width = stage(1, "width", c[:5])                 # v_bfe: the field's width
-
-        # 64-bit shift, first half: whole bytes (a right shift; left shifts are reversed)
-        left64 = ~ctl.shift_right
-        value64 = Mux(left64, _reverse(self.src0), self.src0)
-        fill64 = ctl.shift_arith & self.src0[63]
-        bytes_shifted = Cat(value64, fill64.replicate(56))
-        s1_sh = stage(1, "sh64", bytes_shifted.bit_select(Cat(Const(0, 3), b[3:6]), 64))
-        s1_fill64 = stage(1, "fill64", fill64)
-        s1_bits = stage(1, "sh64_bits", b[:3])
+        # a 64-bit shift: this operation's word is 0 (the first one, n >= 32), it adds the
+        # previous operation's carried word (the second one)
+        s1_zero = stage(1, "zero", ctl.shift64 & ~half & ge32)
+        s1_join = stage(1, "join", ctl.shift64 & half)
+        s1_ge32 = stage(1, "ge32", ge32)
 
         # --- stage 2 -------------------------------------------------------------------------
         s2 = control_stage(2, s1)
         (a_lo, a_hi), (b_lo, b_hi) = pieces
-        pp = {}     # the partial products: registered operands (stage 1), product (stage 2)
+        pp = {}     # the partial products: operands registered in the DSP blocks (stage 2),
         for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
-                           ("hh", a_hi, b_hi)):
+                           ("hh", a_hi, b_hi)):         # product (stage 3)
             m.submodules[f"mul_{name}"] = mul = Mul18(style=self._dsp)
             m.d.comb += [mul.a.eq(x), mul.b.eq(y)]
             pp[name] = mul.product
-        sh = Cat(s1_sh, s1_fill64.replicate(7)).bit_select(s1_bits, 64)
-        shifted64 = Mux(~s1.shift_right, _reverse(sh), sh)
         minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)
         bfm = _thermometer(s1_bfm_end) & ~_thermometer(s1_bfm_off)
-        is_bfm = s1.early_logic & (s1.logic == Logic.BFM)
-        early = Signal(64, name="early")
+        early = Signal(32, name="early")
         m.d.comb += early.eq(
-            Mux(s1.early_add, s1_sum[:32], 0) | Mux(is_bfm, bfm, 0)
-            | Mux(s1.early_logic & ~is_bfm, s1_logic, 0)
-            | Mux(s1.early_minmax, minmax, 0) | Mux(s1.early_shift64, shifted64, 0))
-        s2_early = stage(2, "early", early)
+            Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_bfm, bfm, 0)
+            | Mux(s1.early_logic, s1_logic, 0) | Mux(s1.early_minmax, minmax, 0))
         conds = Cat(Const(0, 1), s1_lt, s1_eq, s1_lt | s1_eq, ~(s1_lt | s1_eq), ~s1_eq, ~s1_lt,
                     Const(1, 1))
-        s2_flag = stage(2, "flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
-                        | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow)))
-        s2_addend = stage(2, "addend", s1_addend)
-        sign_mask = _reverse(_thermometer(s1_amount)) & s1_fill.replicate(32)
-        keep = _thermometer(s1_width)                      # v_bfe: the low S2[4:0] bits
-        top_sel = Cat(s1_width == i + 1 for i in range(32))    # v_bfe: the field's top bit
-        s2_sign_mask = stage(2, "sign_mask", sign_mask)
-        s2_keep = stage(2, "keep", keep)
-        s2_top_sel = stage(2, "top_sel", top_sel)
+        carried = {name: stage(2, name, value) for name, value in (
+            ("early", early),
+            ("flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
+             | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow))),
+            ("addend", s1_addend), ("fill_width", s1_fill_width), ("fill", s1_fill),
+            ("width", s1_width), ("zero", s1_zero), ("join", s1_join), ("ge32", s1_ge32))}
 
-        # --- stage 3 -------------------------------------------------------------------------
+        # --- stage 3: the shift's sign fill and the bit-field masks ------------------------------
         s3 = control_stage(3, s2)
-        s3_mid = stage(3, "mid", pp["lh"] + pp["hl"], signed(2 * DSP_WIDTH + 1))
-        s3_ll = stage(3, "pp_ll", pp["ll"], signed(2 * DSP_WIDTH))
-        s3_hh = stage(3, "pp_hh", pp["hh"], signed(2 * DSP_WIDTH))
-        carried = {name: stage(3, name, value) for name, value in (
-            ("early", s2_early), ("flag", s2_flag), ("addend", s2_addend),
-            ("sign_mask", s2_sign_mask), ("keep", s2_keep), ("top_sel", s2_top_sel),
-            # the field's top bit is a copy of the sign when it reaches into the fill
-            ("top_fill", (s2_top_sel & s2_sign_mask).any()))}
+        fill_width, fill, width = (carried.pop(n) for n in ("fill_width", "fill", "width"))
+        carried = {name: stage(3, name, value) for name, value in carried.items()}
+        carried["sign_mask"] = stage(3, "sign_mask", _reverse(_thermometer(fill_width))
+                                     & fill.replicate(32))
+        carried["keep"] = stage(3, "keep", _thermometer(width))    # v_bfe: the low S2[4:0]
+        carried["top_sel"] = stage(3, "top_sel",                    # v_bfe: the field's top
+                                   Cat(width == i + 1 for i in range(32)))
 
-        # --- stage 4: the product (+ the addend), 64 bits --------------------------------------
+        # --- stage 4 -------------------------------------------------------------------------
         s4 = control_stage(4, s3)
+        s4_mid = stage(4, "mid", pp["lh"] + pp["hl"], signed(2 * DSP_WIDTH + 1))
+        s4_ll = stage(4, "pp_ll", pp["ll"], signed(2 * DSP_WIDTH))
+        s4_hh = stage(4, "pp_hh", pp["hh"], signed(2 * DSP_WIDTH))
+        # the field's top bit is a copy of the sign when it reaches into the fill
+        top_fill = (carried["top_sel"] & carried["sign_mask"]).any()
+        carried = {name: stage(4, name, value) for name, value in carried.items()}
+        carried["top_fill"] = stage(4, "top_fill", top_fill)
+
+        # --- stage 5: the product (+ the addend), 64 bits --------------------------------------
+        s5 = control_stage(5, s4)
         w = 64
         t_ll = Signal(w, name="t_ll")
         t_mid = Signal(w, name="t_mid")
         t_hh = Signal(w, name="t_hh")
-        m.d.comb += [t_ll.eq(s3_ll), t_mid.eq(s3_mid << lo_bits), t_hh.eq(s3_hh << 2 * lo_bits)]
+        m.d.comb += [t_ll.eq(s4_ll), t_mid.eq(s4_mid << lo_bits), t_hh.eq(s4_hh << 2 * lo_bits)]
         s_a, c_a = _csa(t_ll, t_mid, t_hh, w)
         s_b, c_b = _csa(s_a, c_a, carried["addend"], w)
-        s4_product = stage(4, "product", s_b + c_b, w)
-        carried = {name: stage(4, name, value) for name, value in carried.items()}
+        s5_product = stage(5, "product", s_b + c_b, w)
+        carried = {name: stage(5, name, value) for name, value in carried.items()}
 
-        # --- stage 5: the product word, the shift's reversal and sign fill, bfe's top bit ----
-        s5 = control_stage(5, s4)
-        low = s4_product[:32]
-        word = Mux(s4.mul_high, s4_product[32:], low)
-        shifted = Mux(s4.shift_right, _reverse(low) | carried["sign_mask"], low)
-        s5_mul = stage(5, "mul", word)
-        s5_shift = stage(5, "shift", shifted)
-        s5_top = stage(5, "top", (carried["top_sel"] & _reverse(low)).any()
+        # --- stage 6: the product word, the shift's reversal and sign fill, bfe's top bit ----
+        s6 = control_stage(6, s5)
+        low = s5_product[:32]
+        word = Mux(s5.mul_high, s5_product[32:], low)
+        # the shifted word: a 64-bit shift's second operation adds (ORs: the bits are apart)
+        # the word its first one carried out, which is in the stage-6 register now
+        s6_carry = Signal(32, name="s6_carry")
+        shift_word = (Mux(carried["zero"], 0, low) | Mux(carried["join"], s6_carry, 0))
+        m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
+        shifted = Mux(s5.shift_right, _reverse(shift_word) | carried["sign_mask"], shift_word)
+        s6_mul = stage(6, "mul", word)
+        s6_shift = stage(6, "shift", shifted)
+        s6_top = stage(6, "top", (carried["top_sel"] & _reverse(low)).any()
                        | carried["top_fill"])
-        s5_early = stage(5, "early", carried["early"])
-        s5_flag = stage(5, "flag", carried["flag"])
-        s5_keep = stage(5, "keep", carried["keep"])
+        s6_early = stage(6, "early", carried["early"])
+        s6_flag = stage(6, "flag", carried["flag"])
+        s6_keep = stage(6, "keep", carried["keep"])
 
-        # --- stage 6: the bit-field mask and the result select ---------------------------------
-        bfe = (s5_shift & s5_keep) | (~s5_keep & (s5_top & s5.shift_arith).replicate(32))
+        # --- stage 7: the bit-field mask and the result select ---------------------------------
+        bfe = (s6_shift & s6_keep) | (~s6_keep & (s6_top & s6.shift_arith).replicate(32))
         m.d.sync += [
-            self.result.eq(Mux(s5.use_early, s5_early, 0) | Mux(s5.use_mul, s5_mul, 0)
-                           | Mux(s5.use_shift, s5_shift, 0) | Mux(s5.use_bfe, bfe, 0)),
-            self.flag.eq(s5_flag),
+            self.result.eq(Mux(s6.use_early, s6_early, 0) | Mux(s6.use_mul, s6_mul, 0)
+                           | Mux(s6.use_shift, s6_shift, 0) | Mux(s6.use_bfe, bfe, 0)),
+            self.flag.eq(s6_flag),
         ]
         return m

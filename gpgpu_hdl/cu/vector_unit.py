@@ -15,14 +15,17 @@ is done. Its stages:
   beside it; the next instruction follows the last pass of the previous one without a gap;
 * **VGPR file** (outside): four stages, more when registers share a bank;
 * **operand stage**: the operands of a pass, VGPR data or the scalar operand, into the lanes'
-  input registers;
-* **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages;
+  input registers (the lanes' stage 0, with each lane's own copy of the control word);
+* **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages from their inputs, one result word
+  per lane a cycle;
 * **write-back**: the pass's results into the VGPR file for the lanes in EXEC, its flags into
-  the instruction's 64-bit flag mask, which goes out on ``done`` with the last pass. A 64-bit
-  result (``v_lshl_b64`` and the other 64-bit shifts) is two writes, the high half in the
-  next cycle; the sequencer keeps that cycle free by sending such an instruction's passes at
-  most every other cycle (a mux in front of every bank's write port would write both at once
-  for about 3,500 LUT4 at 16 lanes).
+  the instruction's 64-bit flag mask, which goes out on ``done`` with the last pass.
+
+A 64-bit result (``v_lshl_b64`` and the other 64-bit shifts) is two writes, and the lanes
+compute it as two operations (:class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu`): the operand stage
+sends such a pass into the lanes twice, in consecutive cycles (``half`` 0 and 1, the same
+operands), and each result word is written as it comes. The sequencer keeps the second cycle
+free by sending such an instruction's passes at most every other cycle.
 
 The unit never stalls once a pass has its operands: the write port is its own, and ``done``
 is always ready.
@@ -81,7 +84,8 @@ class VectorUnit(wiring.Component):
         An instruction's ``slot`` and ``flags`` (per lane, the compare result or the carry out,
         0 outside EXEC), in the cycle after its last pass leaves the lanes.
     busy : Out(1)
-        1 in each cycle a pass is in the lanes' first stage (the VALU computes).
+        1 in each cycle a pass is in the lanes' first stage (the VALU computes; twice for a
+        pass of a 64-bit result).
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
@@ -127,8 +131,8 @@ class VectorUnit(wiring.Component):
         # what a pass carries beside its VGPR file request
         tag = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
-            "dst": range(self._vgprs), "dst_write": 1, "dst_wide": 1,
-            "vgpr": SOURCES, "values": data.ArrayLayout(64, SOURCES), "exec": lanes,
+            "dst": range(self._vgprs), "dst1": range(self._vgprs), "dst_write": 1,
+            "dst_wide": 1, "half": 1, "vgpr": SOURCES, "values": data.ArrayLayout(64, SOURCES), "exec": lanes,
             "cin": lanes})
 
         # --- pass sequencer ----------------------------------------------------------------
@@ -153,8 +157,9 @@ class VectorUnit(wiring.Component):
                             | (hold & ~self.read.ready))
         # the second register of each 64-bit source, added as the instruction is taken
         hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
+        dst1 = Signal(range(self._vgprs), name="seq_dst1")      # a 64-bit result's high half
         with m.If(self.issue.valid & self.issue.ready):
-            m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0)]
+            m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0), dst1.eq(ins.dst + 1)]
             m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(2)]
         with m.Elif(advance):
             m.d.sync += pass_.eq(pass_ + 1)
@@ -170,7 +175,7 @@ class VectorUnit(wiring.Component):
         out_tag = Signal(tag)
         m.d.comb += [
             out_tag.slot.eq(cur.slot), out_tag.pass_.eq(pass_), out_tag.last.eq(last),
-            out_tag.control.eq(cur.control), out_tag.dst.eq(cur.dst),
+            out_tag.control.eq(cur.control), out_tag.dst.eq(cur.dst), out_tag.dst1.eq(dst1),
             out_tag.dst_write.eq(cur.dst_write), out_tag.dst_wide.eq(cur.dst_wide),
             out_tag.exec.eq(cur.exec.word_select(pass_, lanes)),
             out_tag.cin.eq(cur.cin.word_select(pass_, lanes)),
@@ -180,13 +185,19 @@ class VectorUnit(wiring.Component):
             m.d.comb += [out_tag.vgpr[k].eq(cur.srcs[k].vgpr),
                          out_tag.values[k].eq(cur.srcs[k].value)]
 
-        # --- operand stage: the lanes' input registers -------------------------------------
+        # --- operand stage: the operands of a pass, VGPR data or the scalar operand, into the
+        # lanes' input registers (their stage 0). A pass with a 64-bit result goes in twice: in
+        # the next cycle (free of other operands, see ``hold``) the VGPR file's operand
+        # registers still hold its data, and its tag is taken again from ``o_tag``.
         got = self.operands.payload
-        ptag = Signal(tag)
-        m.d.comb += [ptag.eq(tags.r_data), tags.r_en.eq(self.operands.valid)]
-        o_valid = Signal(name="o_valid")
+        again = Signal(name="o_again")          # this cycle repeats the last pass, half 1
+        o_valid = Signal(name="o_valid")        # a pass in the lanes' stage 0
         o_tag = Signal(tag, name="o_tag")
-        m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
+        ptag = Signal(tag)
+        m.d.comb += [ptag.eq(Mux(again, o_tag, tags.r_data)), tags.r_en.eq(self.operands.valid)]
+        m.d.sync += [o_valid.eq(self.operands.valid | again), o_tag.eq(ptag),
+                     o_tag.half.eq(again),
+                     again.eq(self.operands.valid & ptag.dst_write & ptag.dst_wide)]
         alus = []
         for lane in range(lanes):
             alu = FastLaneAlu(dsp=self._dsp, copy=lane)
@@ -196,42 +207,27 @@ class VectorUnit(wiring.Component):
             operands.append(got.data[4][lane])
             for k, (port, value) in enumerate(zip((alu.src0, alu.src1, alu.src2), operands,
                                                   strict=True)):
-                reg = Signal(len(port), name=f"o_src{k}_lane{lane}")
-                m.d.sync += reg.eq(Mux(ptag.vgpr[k], value, ptag.values[k][:len(port)]))
-                m.d.comb += port.eq(reg)
-            m.d.comb += [alu.cin.eq(o_tag.cin[lane]), alu.control.eq(o_tag.control)]
+                m.d.comb += port.eq(Mux(ptag.vgpr[k], value, ptag.values[k][:len(port)]))
+            m.d.comb += [alu.cin.eq(ptag.cin[lane]), alu.control.eq(ptag.control),
+                         alu.half.eq(again)]
         m.d.comb += self.busy.eq(o_valid)
 
         # --- write-back: the pass's tag beside the lanes ------------------------------------
         w_valid, w_tag = o_valid, o_tag
-        for n in range(LATENCY):
+        for n in range(LATENCY - 1):
             v = Signal(name=f"x{n + 1}_valid")
             t = Signal(tag, name=f"x{n + 1}_tag")
             m.d.sync += [v.eq(w_valid), t.eq(w_tag)]
             w_valid, w_tag = v, t
-        # a 64-bit result: the low half now, the high half (held) in the next cycle, which the
-        # sequencer's hold keeps free of other results
-        hi_valid = Signal(name="w_hi_valid")
-        hi_slot = Signal(slot_shape, name="w_hi_slot")
-        hi_pass = Signal(range(passes), name="w_hi_pass")
-        hi_reg = Signal(range(self._vgprs), name="w_hi_reg")
-        hi_mask = Signal(lanes, name="w_hi_mask")
-        hi_data = Signal(data.ArrayLayout(32, lanes), name="w_hi_data")
-        m.d.sync += [
-            hi_valid.eq(w_valid & w_tag.dst_write & w_tag.dst_wide), hi_slot.eq(w_tag.slot),
-            hi_pass.eq(w_tag.pass_), hi_reg.eq(w_tag.dst + 1), hi_mask.eq(w_tag.exec),
-        ]
-        m.d.sync += [hi_data[lane].eq(alu.result[32:]) for lane, alu in enumerate(alus)]
+        # a 64-bit result's words: the first operation's is word ``shift_right``
         wr = self.write.payload
-        lo_write = w_valid & w_tag.dst_write
-        m.d.comb += self.write.valid.eq(lo_write | hi_valid)
-        with m.If(hi_valid):
-            m.d.comb += [wr.slot.eq(hi_slot), wr.pass_.eq(hi_pass), wr.reg.eq(hi_reg),
-                         wr.mask.eq(hi_mask), wr.data.eq(hi_data)]
-        with m.Else():
-            m.d.comb += [wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.reg.eq(w_tag.dst),
-                         wr.mask.eq(w_tag.exec)]
-            m.d.comb += [wr.data[lane].eq(alu.result[:32]) for lane, alu in enumerate(alus)]
+        high = w_tag.dst_wide & (w_tag.half ^ w_tag.control.shift_right)
+        m.d.comb += [
+            self.write.valid.eq(w_valid & w_tag.dst_write),
+            wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.mask.eq(w_tag.exec),
+            wr.reg.eq(Mux(high, w_tag.dst1, w_tag.dst)),
+        ]
+        m.d.comb += [wr.data[lane].eq(alu.result) for lane, alu in enumerate(alus)]
 
         flags = Signal(lanes, name="w_flags")
         m.d.comb += flags.eq(Cat(alu.flag for alu in alus) & w_tag.exec)
@@ -244,7 +240,7 @@ class VectorUnit(wiring.Component):
             m.d.comb += full.word_select(Const(passes - 1, range(passes)), lanes).eq(flags)
         else:
             m.d.comb += full.eq(flags)
-        m.d.sync += [self.done.valid.eq(w_valid & w_tag.last),
+        m.d.sync += [self.done.valid.eq(w_valid & w_tag.last & (~w_tag.dst_wide | w_tag.half)),
                      self.done.payload.slot.eq(w_tag.slot),
                      self.done.payload.flags.eq(full)]
         return m

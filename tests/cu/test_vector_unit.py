@@ -134,18 +134,23 @@ def test_instructions_match_the_golden_model(lanes):
                 queue.popleft()
                 busy.add(head["slot"])
                 out, flags = model.execute(head)
+                # a 64-bit result's two words in consecutive cycles, the high one first for
+                # the right shifts (the lanes shift the reversed value left)
+                words = [0, 1]
+                if head["dst_wide"] and fast_control(head["name"]).get("shift_right"):
+                    words = [1, 0]
                 for p in range(passes):
                     if head["dst_write"]:
                         lane_out = [r for r, _ in out[p * lanes:(p + 1) * lanes]]
-                        writes.append((head, p, head["dst"], [r & M32 for r in lane_out]))
-                        if head["dst_wide"]:    # the high half, in the next cycle
-                            writes.append((head, p, head["dst"] + 1, [r >> 32 for r in lane_out]))
+                        for n, word in enumerate(words[:1 + head["dst_wide"]]):
+                            writes.append((head, p, head["dst"] + word,
+                                           [r >> 32 * word & M32 for r in lane_out], n))
                 dones.append((head, flags))
             if w_valid:
-                ins, p, reg, want = writes.popleft()
+                ins, p, reg, want, second = writes.popleft()
                 mask = ins["exec"] >> (p * lanes) & ((1 << lanes) - 1)
                 assert (w.slot, w.pass_, w.reg, w.mask) == (ins["slot"], p, reg, mask), ins
-                if reg != ins["dst"]:               # a high half follows its low half at once
+                if second:                          # a second word follows at once
                     assert cycle == last_write + 1, ins
                 last_write = cycle
                 for lane in range(lanes):
@@ -166,7 +171,8 @@ def test_instructions_match_the_golden_model(lanes):
     assert seen["writes"] == passes * sum(ins["dst_write"] * (1 + ins["dst_wide"])
                                           for ins in program)
     assert any(ins["dst_wide"] for ins in program)
-    assert seen["busy"] == passes * count              # busy counts passes, not waiting
+    # busy counts the lanes' work, not waiting: a pass, or two for a 64-bit result
+    assert seen["busy"] == passes * sum(1 + ins["dst_wide"] for ins in program)
     assert seen["conflicts"] > 0                       # the random registers did collide
 
 
@@ -211,22 +217,24 @@ def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
     assert len(done) == 8
     assert [b - a for a, b in zip(done, done[1:], strict=False)] == [passes] * 7
     # issue to done: the sequencer's register, the passes, the VGPR file's schedule, bank
-    # register and collect stages after the last read, the operand stage, the lanes, the done
-    # register
-    assert done[0] - taken[0] == 1 + passes + 3 + 1 + LATENCY + 1
+    # register and collect stages after the last read, the lanes (from their input registers,
+    # the operand stage), the done register
+    assert done[0] - taken[0] == 1 + passes + 3 + LATENCY + 1
 
 
-def test_a_64_bit_result_takes_every_other_cycle():
+@pytest.mark.parametrize(("name", "order"), [("v_lshl_b64", [4, 5]), ("v_ashr_i64", [5, 4])])
+def test_a_64_bit_result_takes_every_other_cycle(name, order):
     passes = 4
     # v_lshl_b64 v[4:5], v[0:1], 3 on every slot
-    ins = {"name": "v_lshl_b64", "dst": 4, "dst_write": 1, "dst_wide": 1, "exec": M64,
+    ins = {"name": name, "dst": 4, "dst_write": 1, "dst_wide": 1, "exec": M64,
            "cin": 0, "srcs": [source(0, wide=1), source(value=3), source()]}
     taken, samples = issue_on_every_slot(ins, 16, 8 * 2 * passes + 40)
     writes = [(cycle, reg) for cycle, (_, w, reg, _) in enumerate(samples) if w]
     # an instruction every 2 x passes cycles (the first is taken as the sequencer starts)
     assert [b - a for a, b in zip(taken[1:], taken[2:], strict=False)] == [2 * passes] * 6
-    # a write every cycle: the low and high halves of each pass, in turn
-    assert [r for _, r in writes] == [4, 5] * (8 * passes)
+    # a write every cycle: the two words of each pass in turn, the high one first for a right
+    # shift
+    assert [r for _, r in writes] == order * (8 * passes)
     assert [c for c, _ in writes] == list(range(writes[0][0], writes[0][0] + len(writes)))
 
 
