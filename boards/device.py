@@ -33,14 +33,25 @@ from .link import HostLink
 from .protocol import LinkError
 from .top import profile_digest
 
-__all__ = ["SerialTransport", "LinkBus", "BoardBackend", "open_board", "DEFAULT_BAUD",
-           "DEFAULT_LIMIT_S"]
+__all__ = ["SerialTransport", "LinkBus", "BoardBackend", "LaunchLost", "open_board",
+           "DEFAULT_BAUD", "DEFAULT_LIMIT_S"]
 
 #: the serial line's speed unless ``Device("board", baud=...)`` says otherwise (the board
 #: tops' default)
 DEFAULT_BAUD = 115_200
 #: how long a launch may run when ``max_cycles`` is not given (seconds)
 DEFAULT_LIMIT_S = 60.0
+#: how long an earlier launch may take to stop once aborted, before a new one (seconds)
+SETTLE_S = 10.0
+
+
+class LaunchLost(RtlTrap):
+    """The board lost a running launch: its SoC went idle without finishing it (the board
+    was reset, or reflashed, while the kernel ran). Device memory is as before the launch."""
+
+
+class _Vanished(Exception):
+    """:meth:`LinkBus.wait_done` saw ``STATUS`` neither busy nor done."""
 
 
 class SerialTransport:
@@ -74,10 +85,15 @@ class SerialTransport:
 class LinkBus:
     """The SoC's host port over a :class:`~boards.link.HostLink`, as the bus of the launch
     driver (:func:`gpgpu_hdl.soc.host.run`): registers and the memory window by request,
-    wall-clock time, ``done`` by polling ``STATUS`` (the link carries no interrupt)."""
+    wall-clock time, ``done`` by polling ``STATUS`` (the link carries no interrupt).
 
-    def __init__(self, link: HostLink) -> None:
+    ``busy`` is the ``STATUS.busy`` bit: from the start of a launch until it is done the SoC
+    reads busy, so a ``STATUS`` with neither ``busy`` nor ``done`` means that the launch is
+    gone (the board was reset), and the wait stops there instead of running out its time."""
+
+    def __init__(self, link: HostLink, *, busy: int = 0) -> None:
         self.link = link
+        self.busy = busy
 
     def read_reg(self, offset: int) -> int:
         return self.link.read_reg(offset)
@@ -92,7 +108,15 @@ class LinkBus:
         self.link.write_mem(offset, data)
 
     def wait_done(self, op: host.WaitDone) -> bool:
-        return host.poll_done(self, op)
+        deadline = self.now_ns() + op.ns
+        while True:
+            status = self.read_reg(op.status)
+            if status & op.done:
+                return True
+            if self.busy and not status & self.busy:
+                raise _Vanished
+            if self.now_ns() > deadline:
+                return False
 
     def now_ns(self) -> int:
         return time.monotonic_ns()
@@ -149,6 +173,7 @@ class BoardBackend:
         #: scratch areas the runtime allocates per launch (one per compute unit)
         self.scratch_units = self.cus
         self.regmap = soc_register_map(self.config, cus=self.cus, prefetch_bytes=size)
+        self.bus.busy = self.regmap.encode("STATUS", busy=1)
         #: global byte address of the board memory (the window over the start of device memory)
         self.base = GLOBAL_BASE & ~(size - 1)
         room = self.base + size - GLOBAL_BASE
@@ -178,11 +203,30 @@ class BoardBackend:
                               f"was not built for: {shown}; build one for this kernel "
                               f"(gpgpu board build)")
 
+    def _settle(self) -> None:
+        """Make the SoC ready for a launch whose ``done`` is its own: a launch the host gave
+        up on (its link failed while it ran) may still be running, or have left ``done`` or
+        ``mem_error`` set. A running one is aborted and waited for; the flags are cleared."""
+        r = self.regmap
+        status, busy = r.offset("STATUS"), r.encode("STATUS", busy=1)
+        flags = r.encode("STATUS", done=1, mem_error=1)
+        value = self.link.read_reg(status)
+        if value & busy:
+            self.link.write_reg(r.offset("CONTROL"), r.encode("CONTROL", abort=1, irq_enable=1))
+            deadline = time.monotonic() + SETTLE_S
+            while (value := self.link.read_reg(status)) & busy:
+                if time.monotonic() > deadline:
+                    raise BackendError(f"{self._where()}: an earlier launch still runs "
+                                       f"{SETTLE_S:g} s after it was aborted: reset the board")
+        if value & flags:
+            self.link.write_reg(status, flags)
+
     def launch(self, kernel: Any, d: Dispatch, trace: Any) -> KernelResult:
         if trace:
             raise BackendError("commit traces come from the emulator or the bare compute "
                                "unit (Device('emu') or Device('verilator')), not a board")
         self.check_profile(kernel)
+        self._settle()
         fields = launch_fields(self.config, kernel, d)
         mem = self.memory
         used = mem.top - mem.base
@@ -194,7 +238,12 @@ class BoardBackend:
                                 prefetch_base=self.base, scratch_stride=d.scratch_bytes,
                                 window=window, stop_on_timeout=True)
         start = time.perf_counter()
-        got = host.run(host.launch(plan, image), self.bus)
+        try:
+            got = host.run(host.launch(plan, image), self.bus)
+        except _Vanished:
+            raise LaunchLost(f"kernel {kernel.name} was lost on {self._where()}: the SoC went "
+                             f"idle without finishing it (was the board reset?); device "
+                             f"memory is as before the launch") from None
         seconds = time.perf_counter() - start
         if got.timeout:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.limit_s:g} s on "

@@ -8,17 +8,25 @@ clocks) simulated by Verilator, so the host side of a real board (``Device("boar
 
 The simulator runs in a background thread (the cocotb testbench :data:`BOARD_TESTBENCH`); it
 connects to a TCP socket of this process and turns the bytes it receives into 8N1 frames on the
-``rx`` pin and the frames on ``tx`` back into bytes, at ``divisor`` bus cycles per bit. The
-clocks are the simulator's: time on the link runs as fast as the simulation does, so the
-link's timeouts must allow for it (tens of seconds, not half a second). ``to_board`` and
-``to_host`` may change what crosses, as on :class:`~boards.bridge_model.ModelTransport`.
+``rx`` pin and the frames on ``tx`` back into bytes (cocotbext-uart's models), at ``divisor``
+bus cycles per bit. The clocks are the simulator's: time on the link runs as fast as the
+simulation does, so the link's timeouts must allow for it (seconds, not milliseconds).
+``to_board`` and ``to_host`` may change what crosses, as on
+:class:`~boards.bridge_model.ModelTransport`.
+
+A second connection injects faults into the simulated board: :meth:`SimulatedBoard.drop` loses
+a byte on the line, :meth:`~SimulatedBoard.stall` stops the board (simulated time stands still)
+for a while or until :meth:`~SimulatedBoard.resume`, :meth:`~SimulatedBoard.reset` asserts its
+reset.
 """
 
 from __future__ import annotations
 
+import json
 import select
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,17 +83,26 @@ class SimulatedBoard:
                                      cu_hz=round(cu_mhz * 1e6), bus_hz=round(bus_mhz * 1e6))
         self.results: dict | None = None
         self.error: BaseException | None = None
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        params = {"port": listener.getsockname()[1], "divisor": divisor,
+        listeners = []
+        for _ in range(2):                  # the line, and the fault injection
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(1)
+            listeners.append(listener)
+        params = {"port": listeners[0].getsockname()[1],
+                  "control": listeners[1].getsockname()[1], "divisor": divisor,
                   "clocks": [cu_mhz, bus_mhz]}
         self._thread = threading.Thread(target=self._simulate, args=(params,), daemon=True)
         self._thread.start()
         try:
-            self._conn = self._accept(listener, connect_timeout)
+            self._conn = self._accept(listeners[0], connect_timeout)
+            self._control = self._accept(listeners[1], connect_timeout)
         finally:
-            listener.close()
+            for listener in listeners:
+                listener.close()
+        self._answers = b""
+        #: how long a fault command may take to be acknowledged (wall-clock seconds)
+        self.control_timeout = 60.0
 
     def _simulate(self, params: dict) -> None:
         try:
@@ -127,8 +144,56 @@ class SimulatedBoard:
             raise LinkError(f"{self.name}: the simulation closed the link")
         return self.to_host(data)
 
+    # --- faults ------------------------------------------------------------------------------
+
+    def drop(self, to: str, nth: int = 1) -> None:
+        """Lose the ``nth`` byte (1: the next one) that crosses the line ``to`` ``"board"`` or
+        ``"host"``, in the testbench, after the UART model received it (towards the host) or
+        before it reaches the ``rx`` pin (towards the board)."""
+        if to not in ("board", "host") or nth < 1:
+            raise ValueError(f"drop(to='board' or 'host', nth >= 1), not ({to!r}, {nth!r})")
+        self._command({"op": "drop", "to": to, "nth": nth})
+
+    def stall(self, seconds: float | None = None) -> None:
+        """Stop the board for ``seconds`` of wall time (None: until :meth:`resume`): its
+        simulated time stands still and what the host sends waits on the line. Returns once
+        the board has stopped."""
+        self._command({"op": "stall", "seconds": seconds})
+
+    def resume(self) -> None:
+        """End a :meth:`stall`."""
+        self._command({"op": "resume"})
+
+    def reset(self, cycles: int = 64) -> None:
+        """Assert the board's reset (both clock domains) for ``cycles`` bus cycles; returns
+        once it is released."""
+        self._command({"op": "reset", "cycles": int(cycles)})
+
+    def _command(self, command: dict) -> dict:
+        """Send a fault command and wait for the testbench's answer (its simulated time)."""
+        self._check()
+        self._control.sendall(json.dumps(command).encode() + b"\n")
+        deadline = time.monotonic() + self.control_timeout
+        while b"\n" not in self._answers:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._control], [], [], max(left, 0.0))
+            if not ready:
+                raise LinkError(f"{self.name}: the testbench did not take "
+                                f"{command['op']} within {self.control_timeout:g} s")
+            data = self._control.recv(4096)
+            if not data:
+                self._check()
+                raise LinkError(f"{self.name}: the testbench closed its control connection")
+            self._answers += data
+        line, self._answers = self._answers.split(b"\n", 1)
+        answer = json.loads(line)
+        if "error" in answer:
+            raise LinkError(f"{self.name}: {command['op']}: {answer['error']}")
+        return answer
+
     def close(self) -> Any:
         """End the simulation; returns the testbench's results (its cycle count)."""
+        self._control.close()
         self._conn.close()
         self._thread.join(timeout=120)
         self._check()

@@ -1,20 +1,27 @@
 """The host side of a board (``Device("board")``, ``HostLink``, the launch driver) against the
 real gateware: :class:`boards.top.BoardSoc` (UART, SLIP, bridge and SoC) under Verilator, its
-serial line on a socket (:class:`boards.sim.SimulatedBoard`). Suite kernels (integer, float,
-LDS and barriers) match the golden model; a corrupted request and a corrupted answer on the
-line are retried with nothing lost; a kernel outside the bitstream's profile is refused.
+serial line on a socket (:class:`boards.sim.SimulatedBoard`, cocotbext-uart's models on the
+pins). Suite kernels (integer, float, LDS and barriers) match the golden model; the line's
+faults end in a retry with nothing lost or in a one-line error within the link's time, never
+a hang: a corrupted request and a corrupted answer, a byte lost either way, a board that stalls
+for a while (retried) or for good (``LinkError``), the board reset while a kernel runs
+(``LaunchLost``, then the next launch runs); a kernel outside the bitstream's profile is
+refused.
 
-Opt-in (``-m slow``): the first run builds the model (a unit trimmed for the kernels, several
-minutes); each kernel then takes seconds to tens of seconds, mostly moving memory at 4 bus
-cycles a bit."""
+Opt-in (``-m slow``): the first run builds the model (a unit trimmed for the kernels, a few
+minutes); each kernel then takes seconds, mostly moving memory at 4 bus cycles a bit."""
 
 from __future__ import annotations
+
+import contextlib
+import time
 
 import numpy as np
 import pytest
 
+from boards.device import LaunchLost
 from boards.link import HostLink
-from boards.protocol import END
+from boards.protocol import END, LinkError
 from gpgpu_hdl.config import ConfigError
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.soc.regmap import built_mnemonics
@@ -25,6 +32,9 @@ KERNELS = ("vecadd", "matmul_int", "matmul_float", "reduce_sum")
 #: a launch's limit is wall-clock time at the board's clock (25 MHz here); the simulation runs
 #: thousands of times slower than the board it stands for: 1000 s
 MAX_CYCLES = 25_000_000_000
+#: the link's timeout (wall-clock seconds) while faults are injected: an exchange takes about
+#: 5 ms (a register) to 0.2 s (a 1 KiB block) on an idle machine
+FAULT_TIMEOUT = 3.0
 
 pytestmark = pytest.mark.slow
 
@@ -79,17 +89,119 @@ def _flip(data: bytes) -> bytes:
     return bytes(b)
 
 
+@contextlib.contextmanager
+def _faulty(board, link):
+    """The link with :data:`FAULT_TIMEOUT`, and the line and the board clean afterwards."""
+    timeout = link.timeout
+    link.timeout = FAULT_TIMEOUT
+    try:
+        yield
+    finally:
+        link.timeout = timeout
+        board.to_board = board.to_host = lambda d: d
+
+
+def _device(link):
+    return Device("board", board="ulx3s-85f", port=link, max_cycles=MAX_CYCLES)
+
+
 def test_damaged_frames_on_the_real_line_are_retried(simulated):
     board, link, _ = simulated
-    dev = Device("board", board="ulx3s-85f", port=link, max_cycles=MAX_CYCLES)
+    dev = _device(link)
     resent = link.resent
-    board.to_board = _nth(3, _flip)        # a write of the launch: the bridge answers BAD_CRC
-    board.to_host = _nth(40, _flip)        # an answer: the host drops it and asks again
-    try:
+    with _faulty(board, link):
+        board.to_board = _nth(3, _flip)    # a write of the launch: the bridge answers BAD_CRC
+        board.to_host = _nth(40, _flip)    # an answer: the host drops it and asks again
         _same(_case("vecadd"), dev)
-    finally:
-        board.to_board = board.to_host = lambda d: d
     assert link.resent - resent == 2
+
+
+@pytest.mark.parametrize("to, nth", [("board", 700), ("board", "END"), ("host", 40),
+                                     ("host", 2000)])
+def test_a_byte_lost_on_the_line_is_retried(simulated, to, nth):
+    """A byte lost in the testbench, between the UART models and the socket. Towards the board:
+    a byte inside the first 1 KiB block (the bridge sees a frame that fails its CRC and
+    answers BAD_CRC), or the closing END of the first request (the bridge sees no frame until
+    the copy the host sends after its timeout closes it: the request runs, and the rest of the
+    copy reaches a bridge busy answering, whose receiver drops bytes, so that the copy and
+    perhaps the next request fail their CRC and are asked again). Towards the host: a byte of
+    a short answer or inside a 1 KiB block read back (the host drops the answer and asks
+    again)."""
+    board, link, _ = simulated
+    dev = _device(link)
+    resent = link.resent
+    with _faulty(board, link):
+        if nth == "END":        # the last byte of the first frame, whatever its escapes
+            board.to_board = _nth(1, lambda d: (board.drop("board", len(d)), d)[1])
+        else:
+            board.drop(to, nth)
+        _same(_case("vecadd"), dev)
+    assert link.resent - resent == 1 or nth == "END" and 1 <= link.resent - resent <= 3
+
+
+def test_a_short_stall_is_retried(simulated):
+    """The board stops for longer than the link's timeout, in the middle of a launch: the host
+    asks again; the board, once running, answers the first copy, and the copies that waited in
+    the line are dropped or answered late and ignored."""
+    board, link, _ = simulated
+    dev = _device(link)
+    resent = link.resent
+    with _faulty(board, link):
+        board.to_board = _nth(10, lambda d: (board.stall(1.5 * FAULT_TIMEOUT), d)[1])
+        _same(_case("vecadd"), dev)
+    assert link.resent - resent >= 1
+
+
+def test_a_board_stalled_for_good_is_one_line_and_the_next_launch_works(simulated):
+    board, link, _ = simulated
+    dev = _device(link)
+    case = _case("vecadd")
+    with _faulty(board, link):
+        board.to_board = _nth(30, lambda d: (board.stall(None), d)[1])
+        start = time.monotonic()
+        with pytest.raises(LinkError) as error:
+            suite.run_device(case, dev, case.inputs())
+        waited = time.monotonic() - start
+        board.to_board = lambda d: d
+        board.resume()
+    message = str(error.value)
+    assert "\n" not in message and f"after {link.retries + 1} tries" in message
+    assert (link.retries + 1) * FAULT_TIMEOUT <= waited < (link.retries + 3) * FAULT_TIMEOUT
+    # the launch the host gave up on finishes once the board runs again; the next one is its own
+    _same(case, dev)
+
+
+def test_a_reset_while_a_kernel_runs_is_reported_and_the_next_launch_works(simulated):
+    board, link, _ = simulated
+    dev = _device(link)
+    bus = dev.backend.bus
+    status_offset = dev.backend.regmap.offset("STATUS")
+    busy = dev.backend.regmap.encode("STATUS", busy=1)
+    done = dev.backend.regmap.encode("STATUS", done=1)
+    statuses = []
+    read_reg = bus.read_reg
+
+    def read(offset):
+        if offset == status_offset:     # the launch's polls of STATUS
+            if len(statuses) == 1:      # the second: the board is reset just before it
+                board.reset(64)
+            statuses.append(read_reg(offset))
+            return statuses[-1]
+        return read_reg(offset)
+
+    case = _case("matmul_int")
+    bus.read_reg = read
+    try:
+        with pytest.raises(LaunchLost, match="was lost on ulx3s-85f .*was the board reset") \
+                as error:
+            suite.run_device(case, dev, case.inputs())
+    finally:
+        bus.read_reg = read_reg
+    assert "\n" not in str(error.value)
+    # the poll before the reset saw the kernel running, the one after saw it gone
+    assert len(statuses) == 2 and statuses[0] & busy and not statuses[0] & done
+    assert not statuses[1] & (busy | done)
+    _same(case, dev)
 
 
 def test_a_kernel_outside_the_bitstream_is_refused(simulated):
