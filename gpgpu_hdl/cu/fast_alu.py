@@ -3,16 +3,15 @@ docs/pipeline.md): a building block, not yet used by :class:`~gpgpu_hdl.cu.core.
 
 :data:`FAST_OPS` is the part of the integer VALU that every lane of the pipelined unit carries:
 the instructions that make up 99.5 % of the suite's integer vector work (docs/pipeline.md,
-"datapath groups"): the add/subtract family, the bitwise ops and ``v_cndmask_b32``,
-``v_bfi_b32``, ``v_bfm_b32``, every integer compare (32 and 64 bits), min/max, the 32- and
-24-bit multiplies and ``v_mad_*_24``, the 32-bit shifts and ``v_bfe_*`` (inside the
-multiplier, the eGPU integrated shifter) and the 64-bit shifts (``v_lshl_b64`` scales
-addresses, 6.7 % of VALU work), also in the multiplier, one result word per cycle: a 64-bit
-shift takes two consecutive operations, as its two result words take two writes anyway. The
-rest of :data:`~.valu.VALU_INT_OPS` (SADs, bit counts and scans, ``v_bfrev``,
-med3/min3/max3, ``v_lerp_u8``, the packing conversions, ``v_alignbit``/``v_alignbyte``: 0.5 %
-of the suite's VALU work, none in most kernels) is :data:`SLOW_OPS`, for a narrower shared
-unit.
+"datapath groups"): the add/subtract family, the bitwise ops and ``v_cndmask_b32``, every
+integer compare (32 and 64 bits), min/max, the 32- and 24-bit multiplies and
+``v_mad_*_24``, the 32-bit shifts and ``v_bfe_*`` (inside the multiplier, the eGPU integrated
+shifter) and the 64-bit shifts (``v_lshl_b64`` scales addresses, 6.7 % of VALU work), also in
+the multiplier, one result word per cycle: a 64-bit shift takes two consecutive operations, as
+its two result words take two writes anyway. The rest of :data:`~.valu.VALU_INT_OPS` (SADs,
+bit counts and scans, ``v_bfrev``, med3/min3/max3, ``v_lerp_u8``, the packing conversions,
+``v_alignbit``/``v_alignbyte``, ``v_bfi_b32``/``v_bfm_b32``: 0.5 % of the suite's VALU work,
+none in most kernels) is :data:`SLOW_OPS`, for a narrower shared unit.
 
 :class:`FastDecode` turns a :class:`~.valu.ValuOp` into the :data:`FastControl` word once per
 instruction (the lanes share it); :class:`FastLaneAlu` is one lane: a pipeline of
@@ -22,14 +21,15 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
 
     stage 0  the inputs, the lane's own copy of the control word, the bitwise unit's truth
              table (``v_cndmask_b32``'s by the lane's select bit)
-    stage 1  adder, bitwise ops (a truth-table lookup), the 65-bit compare, multiplier operands (extension, or the
-             shift's bit-reversed value word and one-hot factor) into fabric registers,
-             ``v_bfm_b32``'s field end
+    stage 1  one 64-bit adder (the add family; S0 - S1 for the compares and min/max), the
+             bitwise ops (a truth-table lookup), the equality compare, the multiplier operands
+             (extension, or the shift's bit-reversed value word and one-hot factor) into
+             fabric registers
     stage 2  the multiplier operands into the DSP blocks' input registers
-             (:class:`~.dsp.Mul18`, four 18x18 partial products), min/max select,
-             ``v_bfm_b32``'s mask, the flag; the add/logic/minmax result is final here
-    stage 3  the partial products (the DSP blocks' output registers), the shift's sign-fill
-             and the bit-field masks
+             (:class:`~.dsp.Mul18`, four 18x18 partial products), lower-than from the
+             adder's carries, the add or bitwise result
+    stage 3  the partial products (the DSP blocks' output registers), min/max, the flag, the
+             shift's sign-fill and the bit-field masks; the add/logic/minmax result is final
     stage 4  the sum of the two middle partial products
     stage 5  the product: a carry-save row of the three partial sums (and the addend of
              ``v_mad_*_24``) and one carry chain
@@ -37,6 +37,9 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
              carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
              bit-field extract
     stage 7  the bit-field mask and the result select
+
+The vector unit exchanges S0 and S1 for the instructions whose control word says ``swap``
+(``v_subrev_*``, and the shifts whose value is S1), so the lane has no operand swap.
 
 A 64-bit shift ``v << n`` (right shifts are left shifts of the bit-reversed value) is two
 operations in consecutive cycles, ``half`` 0 then 1, with the same operands. With
@@ -78,8 +81,7 @@ __all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "Logic", "FastControl", "fast_cont
 #: register stages from the operands to the result
 LATENCY = 8
 
-_LOGIC_FAST = ("v_not_b32", "v_and_b32", "v_or_b32", "v_xor_b32", "v_bfi_b32", "v_bfm_b32",
-               "v_cndmask_b32")
+_LOGIC_FAST = ("v_not_b32", "v_and_b32", "v_or_b32", "v_xor_b32", "v_cndmask_b32")
 
 #: The instructions :class:`FastLaneAlu` computes, in instruction-table order.
 FAST_OPS: tuple[str, ...] = tuple(
@@ -93,43 +95,46 @@ SLOW_OPS: tuple[str, ...] = tuple(n for n in VALU_INT_OPS if n not in FAST_OPS)
 
 #: The decoded control of one fast-lane instruction, shared by the lanes.
 #:
-#: * ``early_add``, ``early_logic``, ``early_bfm``, ``early_minmax``: the result is final
-#:   after stage 2 and comes from the adder, the bitwise unit, ``v_bfm_b32``'s mask or
-#:   min/max (none: the result is 0, as for the compares);
+#: * ``swap``: the vector unit exchanges S0 and S1 before the lane (``v_subrev_*``, and the
+#:   shifts whose value is S1): the lane's first operand is always the minuend or the value;
+#: * ``early_add``, ``early_logic``, ``early_minmax``: the result is final after stage 3 and
+#:   comes from the adder, the bitwise unit or min/max (none: the result is 0, as for the
+#:   compares);
 #: * ``use_early``, ``use_mul``, ``use_shift``, ``use_bfe``: the source of the result in stage 7;
-#: * bitwise unit: ``truth`` (bit ``4 a + 2 b + c`` is the result bit for the operand bits
-#:   ``a``, ``b``, ``c``: any function of three bits, one LUT level), ``cndmask`` (the truth
-#:   table is ``b`` or ``a`` by the lane's select bit);
-#: * adder: ``add_swap`` (x = S1, y = S0), ``add_invert`` (~y), ``add_cin`` (carry in: 0, 1,
-#:   ``cin``, ``~cin``), ``add_borrow`` (the flag is the inverted carry out);
+#: * bitwise unit: ``truth`` (bit ``2 a + b`` is the result bit for the operand bits ``a``,
+#:   ``b``: any function of two bits, a 4:1 multiplexer), ``cndmask`` (the truth table is
+#:   ``b`` or ``a`` by the lane's select bit);
+#: * adder: ``add_invert`` (S0 + ~S1), ``add_cin`` (carry in: 0, 1, ``cin``, ``~cin``),
+#:   ``add_borrow`` (the flag is the inverted carry out); the compares and min/max subtract;
 #: * ``flag_add``, ``flag_cmp``: the flag is the adder's carry/borrow or the compare;
 #: * compare: ``cmp_signed``, ``cmp_wide`` (64-bit), ``cmp_cond`` (index into
 #:   ``f lt eq le gt ne ge t``), ``is_max`` (min/max picks the larger);
 #: * multiplier: ``mul_signed``, ``mul_narrow`` (24-bit operands), ``mul_high`` (bits 63:32),
 #:   ``mad`` (S2 added to the product);
-#: * shifts: ``shift_mode`` (the multiplier shifts), ``shift_rev`` (value S1, amount S0),
-#:   ``shift_right``, ``shift_arith``, ``shift64`` (a 64-bit value: two operations).
+#: * shifts: ``shift_mode`` (the multiplier shifts), ``shift_right``, ``shift_arith``,
+#:   ``shift64`` (a 64-bit value: two operations).
 FastControl = data.StructLayout({
-    "early_add": 1, "early_logic": 1, "early_bfm": 1, "early_minmax": 1, "shift64": 1,
+    "swap": 1, "early_add": 1, "early_logic": 1, "early_minmax": 1, "shift64": 1,
     "use_early": 1, "use_mul": 1, "use_shift": 1, "use_bfe": 1,
-    "add_swap": 1, "add_invert": 1, "add_cin": 2, "add_borrow": 1,
+    "add_invert": 1, "add_cin": 2, "add_borrow": 1,
     "flag_add": 1, "flag_cmp": 1,
-    "truth": 8, "cndmask": 1,
+    "truth": 4, "cndmask": 1,
     "cmp_signed": 1, "cmp_wide": 1, "cmp_cond": 3, "is_max": 1,
     "mul_signed": 1, "mul_narrow": 1, "mul_high": 1, "mad": 1,
-    "shift_mode": 1, "shift_rev": 1, "shift_right": 1, "shift_arith": 1,
+    "shift_mode": 1, "shift_right": 1, "shift_arith": 1,
 })
 
 _ADD_CIN = {0: 0, 1: 1, "cin": 2, "~cin": 3}
-#: the bitwise instructions' functions of the operand bits a, b, c (S0, S1, S2)
-_LOGIC_OF = {"v_not_b32": lambda a, b, c: 1 - a, "v_and_b32": lambda a, b, c: a & b,
-             "v_or_b32": lambda a, b, c: a | b, "v_xor_b32": lambda a, b, c: a ^ b,
-             "v_bfi_b32": lambda a, b, c: (a & b) | ((1 - a) & c)}
+#: the bitwise instructions' functions of the operand bits a, b (S0, S1)
+_LOGIC_OF = {"v_not_b32": lambda a, b: 1 - a, "v_and_b32": lambda a, b: a & b,
+             "v_or_b32": lambda a, b: a | b, "v_xor_b32": lambda a, b: a ^ b}
+#: the subtract of the compares and min/max
+_SUBTRACT = {"add_invert": 1, "add_cin": 1}
 
 
 def _truth(function) -> int:
-    """The 8-bit truth table of ``function(a, b, c)`` (bit ``4 a + 2 b + c``)."""
-    return sum(function(i >> 2 & 1, i >> 1 & 1, i & 1) << i for i in range(8))
+    """The 4-bit truth table of ``function(a, b)`` (bit ``2 a + b``)."""
+    return sum(function(i >> 1 & 1, i & 1) << i for i in range(4))
 
 
 def fast_control(mnemonic: str) -> dict:
@@ -145,22 +150,20 @@ def fast_control(mnemonic: str) -> dict:
     c: dict = {}
     if mnemonic in _ADD_OPS:
         x, _, invert, cin, borrow = _ADD_OPS[mnemonic]
-        c |= {"early_add": 1, "use_early": 1, "add_swap": int(x == "b"),
+        c |= {"early_add": 1, "use_early": 1, "swap": int(x == "b"),
               "add_invert": int(invert), "add_cin": _ADD_CIN[cin], "add_borrow": int(borrow),
               "flag_add": 1}
     elif mnemonic in _LOGIC_OF:
         c |= {"early_logic": 1, "use_early": 1, "truth": _truth(_LOGIC_OF[mnemonic])}
     elif mnemonic == "v_cndmask_b32":
         c |= {"early_logic": 1, "use_early": 1, "cndmask": 1}
-    elif mnemonic == "v_bfm_b32":
-        c |= {"early_bfm": 1, "use_early": 1}
     elif mnemonic in _CMP_OPS:
         cond, is_signed, wide = _CMP_OPS[mnemonic]
         c |= {"use_early": 1, "flag_cmp": 1, "cmp_signed": int(is_signed),
-              "cmp_wide": int(wide), "cmp_cond": _CMP_CONDS.index(cond)}
+              "cmp_wide": int(wide), "cmp_cond": _CMP_CONDS.index(cond), **_SUBTRACT}
     elif mnemonic in _MINMAX_OPS:
         c |= {"early_minmax": 1, "use_early": 1, "cmp_signed": int(mnemonic.endswith("_i32")),
-              "is_max": int("_max_" in mnemonic)}
+              "is_max": int("_max_" in mnemonic), **_SUBTRACT}
     elif mnemonic in _MUL_OPS:
         op = _MUL_OPS[mnemonic]
         c |= {"use_mul": 1, "mul_signed": int(op in _SIGNED_OPS),
@@ -168,7 +171,7 @@ def fast_control(mnemonic: str) -> dict:
               "mad": int(mnemonic in _MAD_OPS)}
     elif mnemonic in _SHIFT32_OPS:
         op, reverse = _SHIFT32_OPS[mnemonic]
-        c |= {"use_shift": 1, "shift_mode": 1, "shift_rev": int(reverse),
+        c |= {"use_shift": 1, "shift_mode": 1, "swap": int(reverse),
               "shift_right": int(op != ShiftOp.SHL), "shift_arith": int(op == ShiftOp.ASHR)}
     elif mnemonic in _BFE_OPS:
         op = _BFE_OPS[mnemonic]
@@ -236,7 +239,9 @@ class FastLaneAlu(wiring.Component):
     first (stage 0), the control word in its own copy, so that a control bit shared by many
     lanes loads one register in each.
 
-    A 64-bit shift is two operations in consecutive cycles with the same control and operands,
+    The operands are S0 and S1 exchanged when the control word says ``swap`` (the vector unit
+    does it). A 64-bit shift is two operations in consecutive cycles with the same control and
+    operands,
     ``half`` 0 and then 1 (nothing between them); the first gives word ``shift_right`` of the
     64-bit result, the second the other word.
 
@@ -323,30 +328,24 @@ class FastLaneAlu(wiring.Component):
         half = stage(0, "half", self.half)
         a, b = src0[:32], src1[:32]
         # the bitwise unit's truth table: v_cndmask_b32's is S1 or S0 by the lane's select bit
-        pick = [_truth(lambda a, b, c: a), _truth(lambda a, b, c: b)]
+        pick = [_truth(lambda a, b: a), _truth(lambda a, b: b)]
         truth = stage(0, "truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
                                       self.control.truth))
 
         # --- stage 1 -------------------------------------------------------------------------
         s1 = control_stage(1, ctl)
-
-        x = Mux(ctl.add_swap, b, a)
-        y = Mux(ctl.add_swap, a, b)
+        # one 64-bit adder: S0 + S1 (or + ~S1) + carry in. Its low word is the add/subtract
+        # family's result; the compares and min/max subtract, and take the lower-than from
+        # its carries and the operands' top bits (stage 2)
+        y = Mux(ctl.add_invert, ~src1, src1)
         ci = Mux(ctl.add_cin[1], cin ^ ctl.add_cin[0], ctl.add_cin[0])
-        s1_sum = stage(1, "sum", x + Mux(ctl.add_invert, ~y, y) + ci, 33)
+        s1_sum = stage(1, "sum", src0 + y + ci, 65)
+        s1_x32 = stage(1, "x32", src0[32] ^ y[32])          # to recover the carry into bit 32
+        s1_top = stage(1, "top", Cat(a[31], b[31], src0[63], src1[63]))
 
-        logic = Cat(truth.bit_select(Cat(c[i], b[i], a[i]), 1) for i in range(32))
+        logic = Cat(truth.bit_select(Cat(b[i], a[i]), 1) for i in range(32))
         s1_logic = stage(1, "logic", logic)
-        # v_bfm_b32: the field's end and offset, expanded to the mask in stage 2
-        s1_bfm_end = stage(1, "bfm_end", b[:5] + a[:5], 6)
-        s1_bfm_off = stage(1, "bfm_off", b[:5])
 
-        def extend(v):
-            """65-bit signed form of a 32- or 64-bit compare operand."""
-            top = Mux(ctl.cmp_wide, v[63], v[31]) & ctl.cmp_signed
-            return Cat(v[:32], Mux(ctl.cmp_wide, v[32:64], top.replicate(32)), top).as_signed()
-
-        s1_lt = stage(1, "lt", extend(src0) < extend(src1))
         s1_eq = stage(1, "eq", (a == b) & (~ctl.cmp_wide | (src0[32:] == src1[32:])))
         s1_a = stage(1, "a", a)
         s1_b = stage(1, "b", b)
@@ -358,9 +357,8 @@ class FastLaneAlu(wiring.Component):
         # 64-bit shift shifts the low word of its (reversed) value first, then the high one,
         # by 2**(n % 32); by 0 in the second operation when n >= 32.
         ge32 = b[5]
-        word64 = Mux(half ^ ctl.shift_right, src0[32:], a)
-        shift_value = Mux(ctl.shift64, word64, Mux(ctl.shift_rev, b, a))
-        shift_amount = Mux(ctl.shift_rev, a[:5], b[:5])
+        shift_value = Mux(ctl.shift64 & (half ^ ctl.shift_right), src0[32:], a)
+        shift_amount = b[:5]
         no_factor = ctl.shift64 & half & ge32
         factor = Cat((shift_amount == i) & ~no_factor for i in range(32))
         mul_in = []
@@ -375,10 +373,10 @@ class FastLaneAlu(wiring.Component):
         for k, v in enumerate(mul_in):
             reg = stage(1, f"mul_in{k}", v)
             pieces.append((reg[:lo_bits], reg[lo_bits:].as_signed()))   # zero-, sign-extended
-        # what the shift and bit-field extract need after the multiply (decoded in stage 2):
+        # what the shift and bit-field extract need after the multiply (decoded in stage 3):
         # the sign fill's width in this result word, and the fill bit
         fill_width = Mux(ctl.shift64 & (half ^ ge32), Mux(half, 0, 32), shift_amount)
-        s1_fill_width = stage(1, "fill_width", fill_width, 6)     # (masks in stage 3)
+        s1_fill_width = stage(1, "fill_width", fill_width, 6)
         s1_fill = stage(1, "fill", ctl.shift_arith
                         & Mux(ctl.shift64, src0[63], shift_value[31]))
         s1_width = stage(1, "width", c[:5])                 # v_bfe: the field's width
@@ -388,33 +386,37 @@ class FastLaneAlu(wiring.Component):
         s1_join = stage(1, "join", ctl.shift64 & half)
         s1_ge32 = stage(1, "ge32", ge32)
 
-        # --- stage 2 -------------------------------------------------------------------------
+        # --- stage 2: lower-than; the adder's or the bitwise unit's result ------------------
         s2 = control_stage(2, s1)
         (a_lo, a_hi), (b_lo, b_hi) = pieces
         pp = {}     # the partial products: operands registered in the DSP blocks (stage 2),
-        for name, x, y in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
-                           ("hh", a_hi, b_hi)):         # product (stage 3)
+        for name, x, yy in (("ll", a_lo, b_lo), ("lh", a_lo, b_hi), ("hl", a_hi, b_lo),
+                            ("hh", a_hi, b_hi)):        # product (stage 3)
             m.submodules[f"mul_{name}"] = mul = Mul18(style=self._dsp)
-            m.d.comb += [mul.a.eq(x), mul.b.eq(y)]
+            m.d.comb += [mul.a.eq(x), mul.b.eq(yy)]
             pp[name] = mul.product
-        minmax = Mux(s1_lt ^ s1.is_max, s1_a, s1_b)
-        bfm = _thermometer(s1_bfm_end) & ~_thermometer(s1_bfm_off)
-        early = Signal(32, name="early")
-        m.d.comb += early.eq(
-            Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_bfm, bfm, 0)
-            | Mux(s1.early_logic, s1_logic, 0) | Mux(s1.early_minmax, minmax, 0))
-        conds = Cat(Const(0, 1), s1_lt, s1_eq, s1_lt | s1_eq, ~(s1_lt | s1_eq), ~s1_eq, ~s1_lt,
-                    Const(1, 1))
+        # S0 - S1 as 33 or 65 bits: with the same top bits, S0 < S1 when it borrows (no carry
+        # out); with different ones, the signed compare follows S0's sign, the unsigned S1's
+        carry32 = s1_sum[32] ^ s1_x32
+        a_top, b_top = (Mux(s1.cmp_wide, s1_top[k + 2], s1_top[k]) for k in range(2))
+        borrow = ~Mux(s1.cmp_wide, s1_sum[64], carry32)
+        lt = Mux(a_top ^ b_top, Mux(s1.cmp_signed, a_top, b_top), borrow)
         carried = {name: stage(2, name, value) for name, value in (
-            ("early", early),
-            ("flag", (s1.flag_cmp & conds.bit_select(s1.cmp_cond, 1))
-             | (s1.flag_add & (s1_sum[32] ^ s1.add_borrow))),
+            ("early", Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_logic, s1_logic, 0)),
+            ("lt", lt), ("eq", s1_eq), ("a", s1_a), ("b", s1_b),
+            ("add_flag", s1.flag_add & (carry32 ^ s1.add_borrow)),
             ("addend", s1_addend), ("fill_width", s1_fill_width), ("fill", s1_fill),
             ("width", s1_width), ("zero", s1_zero), ("join", s1_join), ("ge32", s1_ge32))}
 
-        # --- stage 3: the shift's sign fill and the bit-field masks ------------------------------
+        # --- stage 3: min/max, the flag, the shift's sign fill and the bit-field masks -------
         s3 = control_stage(3, s2)
         fill_width, fill, width = (carried.pop(n) for n in ("fill_width", "fill", "width"))
+        lt, eq, a2, b2 = (carried.pop(n) for n in ("lt", "eq", "a", "b"))
+        conds = Cat(Const(0, 1), lt, eq, lt | eq, ~(lt | eq), ~eq, ~lt, Const(1, 1))
+        carried["early"] = (carried["early"]
+                            | Mux(s2.early_minmax, Mux(lt ^ s2.is_max, a2, b2), 0))
+        carried["flag"] = ((s2.flag_cmp & conds.bit_select(s2.cmp_cond, 1))
+                           | carried.pop("add_flag"))
         carried = {name: stage(3, name, value) for name, value in carried.items()}
         carried["sign_mask"] = stage(3, "sign_mask", _reverse(_thermometer(fill_width))
                                      & fill.replicate(32))

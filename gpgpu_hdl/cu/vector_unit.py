@@ -73,7 +73,8 @@ class VectorUnit(wiring.Component):
         result into ``dst`` and ``dst + 1``); per source ``vgpr`` (read register ``reg``,
         ``reg + 1`` too when ``wide``) or else ``value`` (the scalar operand, 64 bits); and
         ``exec`` and ``cin`` (the carry-in or select bits, VCC or an SGPR pair), 64 lanes
-        each. Taken in the cycle its first pass goes to the VGPR file.
+        each. Taken in the cycle its first pass goes to the VGPR file. Sources 0 and 1 are
+        given as the instruction names them; the unit exchanges them when ``control.swap``.
     read : Out(VGPR file read request stream)
         To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
     operands : In(VGPR file operand stream)
@@ -158,9 +159,14 @@ class VectorUnit(wiring.Component):
         # the second register of each 64-bit source, added as the instruction is taken
         hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
         dst1 = Signal(range(self._vgprs), name="seq_dst1")      # a 64-bit result's high half
+        # S0 and S1 exchanged for the lanes when the control word says so
+        taken = Signal(self.issue_layout, name="seq_taken")
+        m.d.comb += taken.eq(ins)
+        with m.If(ins.control.swap):
+            m.d.comb += [taken.srcs[0].eq(ins.srcs[1]), taken.srcs[1].eq(ins.srcs[0])]
         with m.If(self.issue.valid & self.issue.ready):
-            m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0), dst1.eq(ins.dst + 1)]
-            m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(2)]
+            m.d.sync += [busy_seq.eq(1), cur.eq(taken), pass_.eq(0), dst1.eq(ins.dst + 1)]
+            m.d.sync += [hi_reg[k].eq(taken.srcs[k].reg + 1) for k in range(2)]
         with m.Elif(advance):
             m.d.sync += pass_.eq(pass_ + 1)
             with m.If(last):
