@@ -94,6 +94,9 @@ class LinkBus:
     def __init__(self, link: HostLink, *, busy: int = 0) -> None:
         self.link = link
         self.busy = busy
+        #: the clock of a launch's time limit: the transport's ``now_ns`` where it has one
+        #: (a simulated board's simulated time), else wall-clock time
+        self._clock = getattr(link.transport, "now_ns", None) or time.monotonic_ns
 
     def read_reg(self, offset: int) -> int:
         return self.link.read_reg(offset)
@@ -119,7 +122,7 @@ class LinkBus:
                 return False
 
     def now_ns(self) -> int:
-        return time.monotonic_ns()
+        return self._clock()
 
 
 def kernel_mnemonics(kernel: Any) -> frozenset[str]:

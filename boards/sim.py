@@ -22,6 +22,7 @@ reset.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -32,13 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.errors import GpgpuError
 
 from .protocol import LinkError
 
-__all__ = ["SimulatedBoard", "BOARD_TESTBENCH", "build_board_soc"]
+__all__ = ["SimulatedBoard", "BOARD_TESTBENCH", "build_board_soc", "open_board_sim",
+           "SIM_DIVISOR", "SIM_TIMEOUT", "SIM_MAX_CYCLES"]
 
 #: the cocotb test module that puts the simulated board on a socket (``cocotb_tests/board_tb.py``)
 BOARD_TESTBENCH = "cocotb_tests.board_tb"
+#: bus cycles per bit on the line of ``Device("board-sim")`` (a board's 115,200 baud would be
+#: about 260 at 30 MHz: 65 times as long to move the same bytes)
+SIM_DIVISOR = 4
+#: the link's timeout for ``Device("board-sim")``, wall-clock seconds: an exchange takes about
+#: 5 ms (a register) to 0.2 s (a 1 KiB block) while the simulator has a core to itself
+SIM_TIMEOUT = 5.0
+#: how many compute-unit cycles of simulated time a launch may take on ``Device("board-sim")``
+#: without ``max_cycles`` (the Verilator backend's limit)
+SIM_MAX_CYCLES = 20_000_000
 #: the gateware modules of the board side (with the generator's, they key the cached build)
 _GATEWARE = ("uart.py", "framing.py", "bridge.py", "top.py", "protocol.py")
 
@@ -191,6 +203,10 @@ class SimulatedBoard:
             raise LinkError(f"{self.name}: {command['op']}: {answer['error']}")
         return answer
 
+    def now_ns(self) -> int:
+        """The board's simulated time, nanoseconds (what a launch's time limit counts)."""
+        return int(self._command({"op": "time"})["ns"])
+
     def close(self) -> Any:
         """End the simulation; returns the testbench's results (its cycle count)."""
         self._control.close()
@@ -204,3 +220,57 @@ class SimulatedBoard:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def open_board_sim(*, board: str | None = None, config: CuConfig | None = None,
+                   max_cycles: int | None = None, memory_limit: int | None = None,
+                   max_instructions: int | None = None, **other: Any):
+    """The backend of ``Device("board-sim", board="ulx3s-85f", profile=...)``: the board's
+    gateware below its PLL (:class:`~boards.top.BoardSoc` of the unit ``config``, default the
+    full ``CuConfig()``, with the memory window and the clocks a build for ``board`` would
+    have) simulated as a :class:`SimulatedBoard`, behind the host side of a real board
+    (:class:`~boards.device.BoardBackend` over :class:`~boards.link.HostLink`).
+
+    The line runs at :data:`SIM_DIVISOR` bus cycles a bit and the link waits
+    :data:`SIM_TIMEOUT` seconds for an answer; ``max_cycles`` (default
+    :data:`SIM_MAX_CYCLES`) counts compute-unit cycles of simulated time. ``close()`` on the
+    backend ends the simulation (it also ends when the process does).
+    """
+    from gpgpu_hdl.runtime.errors import BackendError
+
+    from .board_top import memory_bytes, pll_setting, unit_config
+    from .device import BoardBackend
+    from .link import HostLink
+    from .platforms import board as known
+
+    del max_instructions
+    if other:
+        raise BackendError(f"{', '.join(f'{k}=' for k in sorted(other))} cannot be given to "
+                           f"Device('board-sim'): the simulated board is its own line, and its "
+                           f"unit is profile= (or config=)")
+    if board is None:
+        raise BackendError("Device('board-sim') needs board=, the board to simulate (for "
+                           "example 'ulx3s-85f')")
+    if not isinstance(board, str):
+        raise BackendError(f"board= names the board (for example 'ulx3s-85f'), not {board!r}")
+    if max_cycles is not None and (isinstance(max_cycles, bool)
+                                   or not isinstance(max_cycles, int) or max_cycles <= 0):
+        raise BackendError(f"max_cycles must be a positive integer, not {max_cycles!r}")
+    spec = known(board)
+    unit = unit_config(spec, CuConfig() if config is None else config)
+    setting = pll_setting(spec)
+    simulated = SimulatedBoard(unit, memory_bytes=memory_bytes(spec, unit), divisor=SIM_DIVISOR,
+                               cu_mhz=round(setting.cu_hz) / 1e6,
+                               bus_mhz=round(setting.bus_hz) / 1e6)
+    simulated.name = f"simulated {board}"
+    try:
+        backend = BoardBackend(HostLink(simulated, timeout=SIM_TIMEOUT), board=board,
+                               max_cycles=max_cycles or SIM_MAX_CYCLES,
+                               memory_limit=memory_limit)
+    except BaseException:
+        with contextlib.suppress(GpgpuError):
+            simulated.close()
+        raise
+    backend.close = simulated.close
+    backend.simulated = simulated
+    return backend

@@ -17,6 +17,8 @@ The ``control`` connection injects faults. Each command is a JSON line, answered
     ``null``, until ``{"op": "resume"}``); what the host sends meanwhile waits in the line;
 ``{"op": "resume"}``
     ends a stall;
+``{"op": "time"}``
+    only the answer (the host's clock for a launch's time limit, also during a stall);
 ``{"op": "reset", "cycles": n}``
     the board's reset (both clock domains) is asserted for ``n`` bus cycles; the answer comes
     once it is released.
@@ -98,12 +100,14 @@ async def serve(dut):
     bus_ps = 2 * _half_ps(bus_mhz)
     Clock(dut.cu_clk, 2 * _half_ps(cu_mhz), unit="ps").start()
     Clock(dut.clk, bus_ps, unit="ps").start()
-    # cocotbext-uart times a bit as a whole number of nanoseconds
+    # cocotbext-uart times a bit as int(1e9 / baud) ns: the nearest whole ns to `divisor` bus
+    # cycles (a quarter ns above it, so that the float division cannot round below it)
     bit_ps = divisor * bus_ps
-    if bit_ps % 1000:
-        raise ValueError(f"a bit of {divisor} bus cycles at {bus_mhz} MHz is {bit_ps} ps, not "
-                         f"a whole number of ns")
-    baud = 1e12 / bit_ps
+    bit_ns = round(bit_ps / 1000)
+    if not bit_ns or abs(bit_ns * 1000 - bit_ps) > bit_ps / 100:
+        raise ValueError(f"a bit of {divisor} bus cycles at {bus_mhz} MHz ({bit_ps} ps) is not "
+                         f"within 1 % of a whole number of ns")
+    baud = 1e9 / (bit_ns + 0.25)
     source = UartSource(dut.rx, baud=baud, bits=8, stop_bits=1)
     sink = UartSink(dut.tx, baud=baud, bits=8, stop_bits=1)
     for model in (source, sink):
@@ -152,7 +156,7 @@ async def serve(dut):
             base = counts[0] if direction == "board" else counts[1]
             drops[direction].add(base + nth)
             return {"ns": get_sim_time("ns")}
-        if op == "resume":
+        if op in ("resume", "time"):
             return {"ns": get_sim_time("ns")}
         if op in ("stall", "reset"):
             return None
@@ -171,10 +175,12 @@ async def serve(dut):
                 select.select([control.sock], [], [], min(left, 1.0))
                 pending = control.commands()
             for command in pending:
-                if command.get("op") == "resume":
+                if command.get("op") in ("resume", "time"):
                     control.answer({"ns": get_sim_time("ns")})
-                    return
-                control.answer({"error": "the board is stalled: resume it first"})
+                    if command["op"] == "resume":
+                        return
+                else:
+                    control.answer({"error": "the board is stalled: resume it first"})
 
     async def reset(cycles: int) -> None:
         dut.rst.value = 1

@@ -1,5 +1,5 @@
-"""Backends by name: what ``Device("emu")``, ``Device("verilator")`` or ``Device("board")``
-opens.
+"""Backends by name: what ``Device("emu")``, ``Device("verilator")``, ``Device("board")`` or
+``Device("board-sim")`` opens.
 
 The runtime sits below the executors that simulate hardware (:mod:`gpgpu_hdl.sim` runs the RTL
 under Verilator) and below the board support, so it imports none of them: each backend is named
@@ -24,6 +24,7 @@ _FACTORIES: dict[str, tuple[str, str] | None] = {
     "emu": ("gpgpu_hdl.runtime.backend_emu", "open_emu"),
     "verilator": ("gpgpu_hdl.sim.backend", "open_verilator"),
     "board": ("boards.device", "open_board"),
+    "board-sim": ("boards.sim", "open_board_sim"),
 }
 
 #: the backend names a device accepts

@@ -240,12 +240,14 @@ class LoadedProgram:
 class Device:
     """A compute device: ``Device("emu")`` is the golden-model emulator, ``Device("verilator")``
     the compute unit's RTL simulated by Verilator, ``Device("board", board=..., port=...)`` a
-    flashed FPGA board over its serial link.
+    flashed FPGA board over its serial link, ``Device("board-sim", board=...)`` the same host
+    side against the board's gateware simulated by Verilator.
 
     Parameters
     ----------
     backend : str
-        ``"emu"``, ``"verilator"`` or ``"board"`` (:mod:`gpgpu_hdl.runtime.backends`).
+        ``"emu"``, ``"verilator"``, ``"board"`` or ``"board-sim"``
+        (:mod:`gpgpu_hdl.runtime.backends`).
     memory_limit : int, optional
         Bytes of device memory (default 1 GiB on the emulator, 2 MiB of simulated RAM on
         Verilator).
@@ -279,8 +281,16 @@ class Device:
         a board that does not answer is a one-line ``LinkError``. ``max_cycles`` bounds a
         launch at the board's clock (default 60 s); ``memory_limit`` may shrink the board
         memory.
+
+        Simulated board (``boards/sim.py``): ``Device("board-sim", board="ulx3s-85f",
+        profile=...)`` builds the board's gateware below its PLL (UART, host link bridge and
+        SoC, with the board's memory window and clocks) for the unit ``profile`` (or
+        ``config``; default ``CuConfig()``) under Verilator, and runs the host side of
+        ``"board"`` against it over a simulated serial line. ``max_cycles`` counts simulated
+        compute-unit cycles (default 20 million); ``port`` and ``baud`` do not apply.
     profile : CuConfig, optional
-        Verilator: simulate a unit trimmed for a set of kernels, as the trimmer builds it
+        Verilator or a simulated board: simulate a unit trimmed for a set of kernels, as the
+        trimmer builds it
         (``trimmer.trim_config(["vecadd.bin", "matmul.bin:matmul_int"], base)``, what ``trim``
         builds without ``--keep``/``--drop``). A kernel that uses an instruction outside the
         profile stops with :class:`~gpgpu_hdl.runtime.errors.IllegalInstruction` naming its PC
@@ -299,7 +309,7 @@ class Device:
         self.backend_name = backend
         link = {k: v for k, v in (("board", board), ("port", port), ("baud", baud))
                 if v is not None}
-        if link and backend != "board":
+        if link and backend not in ("board", "board-sim"):
             raise BackendError(f"{', '.join(link)} describe a board's link; the {backend!r} "
                                "backend has none (use Device('board', board=..., port=...))")
         soc = {k: v for k, v in (("cus", cus), ("clocks", clocks), ("prefetch", prefetch))
@@ -308,7 +318,7 @@ class Device:
             raise BackendError(f"{', '.join(soc)} describe the simulated SoC; the {backend!r} "
                                "backend has none (use Device('verilator', ...))")
         if profile is not None:
-            if backend != "verilator":
+            if backend not in ("verilator", "board-sim"):
                 raise BackendError(f"profile= trims the compute unit; the {backend!r} backend "
                                    "has none (use Device('verilator', profile=...))")
             if not isinstance(profile, CuConfig):

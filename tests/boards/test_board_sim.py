@@ -1,12 +1,13 @@
 """The host side of a board (``Device("board")``, ``HostLink``, the launch driver) against the
-real gateware: :class:`boards.top.BoardSoc` (UART, SLIP, bridge and SoC) under Verilator, its
+real gateware: ``Device("board-sim", board="ulx3s-85f")``, :class:`boards.top.BoardSoc` (UART,
+SLIP, bridge and SoC, the ULX3S-85F's 256 KiB window and 15/30 MHz clocks) under Verilator, its
 serial line on a socket (:class:`boards.sim.SimulatedBoard`, cocotbext-uart's models on the
 pins). Suite kernels (integer, float, LDS and barriers) match the golden model; the line's
 faults end in a retry with nothing lost or in a one-line error within the link's time, never
 a hang: a corrupted request and a corrupted answer, a byte lost either way, a board that stalls
 for a while (retried) or for good (``LinkError``), the board reset while a kernel runs
-(``LaunchLost``, then the next launch runs); a kernel outside the bitstream's profile is
-refused.
+(``LaunchLost``, then the next launch runs), a launch over its time limit (aborted, then the
+next launch runs); a kernel outside the bitstream's profile is refused.
 
 Opt-in (``-m slow``): the first run builds the model (a unit trimmed for the kernels, a few
 minutes); each kernel then takes seconds, mostly moving memory at 4 bus cycles a bit."""
@@ -20,18 +21,15 @@ import numpy as np
 import pytest
 
 from boards.device import LaunchLost
-from boards.link import HostLink
 from boards.protocol import END, LinkError
 from gpgpu_hdl.config import ConfigError
 from gpgpu_hdl.runtime import Device
+from gpgpu_hdl.runtime.errors import RtlTrap
 from gpgpu_hdl.soc.regmap import built_mnemonics
 from tests._suite import load_suite, mnemonics
 
 suite = load_suite()
 KERNELS = ("vecadd", "matmul_int", "matmul_float", "reduce_sum")
-#: a launch's limit is wall-clock time at the board's clock (25 MHz here); the simulation runs
-#: thousands of times slower than the board it stands for: 1000 s
-MAX_CYCLES = 25_000_000_000
 #: the link's timeout (wall-clock seconds) while faults are injected: an exchange takes about
 #: 5 ms (a register) to 0.2 s (a 1 KiB block) on an idle machine
 FAULT_TIMEOUT = 3.0
@@ -45,14 +43,14 @@ def _case(name):
 
 @pytest.fixture(scope="module")
 def simulated():
-    from boards.sim import SimulatedBoard
+    """``Device("board-sim")`` for a unit trimmed for :data:`KERNELS`, its simulated board
+    (faults) and its link."""
     from trimmer.policy import trim_config
     config = trim_config([f"{suite.code_object(_case(n))}:{k}" for n in KERNELS
                           for k in _case(n).kernels])
-    board = SimulatedBoard(config)
-    link = HostLink(board, timeout=30)
-    yield board, link, config
-    board.close()
+    dev = Device("board-sim", board="ulx3s-85f", profile=config)
+    yield dev, dev.backend.simulated, dev.backend.link, config
+    dev.backend.close()
 
 
 def _same(case, device):
@@ -67,8 +65,10 @@ def _same(case, device):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_suite_kernels_through_the_simulated_board(simulated, kernel):
-    _, link, _ = simulated
-    dev = Device("board", board="ulx3s-85f", port=link, max_cycles=MAX_CYCLES)
+    dev, _, _, config = simulated
+    assert dev.backend.config.key() == config.key()
+    assert dev.backend.info.memory_bytes == 1 << 18
+    assert (dev.backend.info.cu_hz, dev.backend.info.bus_hz) == (15_000_000, 30_000_000)
     run = _same(_case(kernel), dev)
     assert all(r.cycles > 0 and r.instructions > 0 for r in run.results)
 
@@ -101,13 +101,8 @@ def _faulty(board, link):
         board.to_board = board.to_host = lambda d: d
 
 
-def _device(link):
-    return Device("board", board="ulx3s-85f", port=link, max_cycles=MAX_CYCLES)
-
-
 def test_damaged_frames_on_the_real_line_are_retried(simulated):
-    board, link, _ = simulated
-    dev = _device(link)
+    dev, board, link, _ = simulated
     resent = link.resent
     with _faulty(board, link):
         board.to_board = _nth(3, _flip)    # a write of the launch: the bridge answers BAD_CRC
@@ -127,8 +122,7 @@ def test_a_byte_lost_on_the_line_is_retried(simulated, to, nth):
     perhaps the next request fail their CRC and are asked again). Towards the host: a byte of
     a short answer or inside a 1 KiB block read back (the host drops the answer and asks
     again)."""
-    board, link, _ = simulated
-    dev = _device(link)
+    dev, board, link, _ = simulated
     resent = link.resent
     with _faulty(board, link):
         if nth == "END":        # the last byte of the first frame, whatever its escapes
@@ -143,8 +137,7 @@ def test_a_short_stall_is_retried(simulated):
     """The board stops for longer than the link's timeout, in the middle of a launch: the host
     asks again; the board, once running, answers the first copy, and the copies that waited in
     the line are dropped or answered late and ignored."""
-    board, link, _ = simulated
-    dev = _device(link)
+    dev, board, link, _ = simulated
     resent = link.resent
     with _faulty(board, link):
         board.to_board = _nth(10, lambda d: (board.stall(1.5 * FAULT_TIMEOUT), d)[1])
@@ -152,51 +145,61 @@ def test_a_short_stall_is_retried(simulated):
     assert link.resent - resent >= 1
 
 
+def _on_status_poll(dev, n, action):
+    """Make ``dev``'s launches call ``action()`` before their ``n``-th poll of ``STATUS``;
+    returns the values the polls read, and a function that undoes it."""
+    bus = dev.backend.bus
+    status = dev.backend.regmap.offset("STATUS")
+    read_reg = bus.read_reg
+    seen = []
+
+    def read(offset):
+        if offset != status:
+            return read_reg(offset)
+        if len(seen) == n - 1:
+            action()
+        seen.append(read_reg(offset))
+        return seen[-1]
+
+    bus.read_reg = read
+    return seen, lambda: vars(bus).pop("read_reg", None)
+
+
 def test_a_board_stalled_for_good_is_one_line_and_the_next_launch_works(simulated):
-    board, link, _ = simulated
-    dev = _device(link)
+    """The board stops while a kernel runs, before the host's first poll: the host gives up
+    after its tries; once the board runs again, the launch the host gave up on finishes, and
+    the next launch waits for its own ``done``, not that one's."""
+    dev, board, link, _ = simulated
     case = _case("vecadd")
     with _faulty(board, link):
-        board.to_board = _nth(30, lambda d: (board.stall(None), d)[1])
-        start = time.monotonic()
-        with pytest.raises(LinkError) as error:
-            suite.run_device(case, dev, case.inputs())
-        waited = time.monotonic() - start
-        board.to_board = lambda d: d
+        stalled = []
+        _, undo = _on_status_poll(dev, 1, lambda: (board.stall(), stalled.append(time.monotonic())))
+        try:
+            with pytest.raises(LinkError) as error:
+                suite.run_device(case, dev, case.inputs())
+        finally:
+            undo()
+        waited = time.monotonic() - stalled[0]
         board.resume()
     message = str(error.value)
-    assert "\n" not in message and f"after {link.retries + 1} tries" in message
+    assert "\n" not in message and f"no answer to READ_REG after {link.retries + 1} tries" \
+        in message
     assert (link.retries + 1) * FAULT_TIMEOUT <= waited < (link.retries + 3) * FAULT_TIMEOUT
-    # the launch the host gave up on finishes once the board runs again; the next one is its own
     _same(case, dev)
 
 
 def test_a_reset_while_a_kernel_runs_is_reported_and_the_next_launch_works(simulated):
-    board, link, _ = simulated
-    dev = _device(link)
-    bus = dev.backend.bus
-    status_offset = dev.backend.regmap.offset("STATUS")
+    dev, board, link, _ = simulated
     busy = dev.backend.regmap.encode("STATUS", busy=1)
     done = dev.backend.regmap.encode("STATUS", done=1)
-    statuses = []
-    read_reg = bus.read_reg
-
-    def read(offset):
-        if offset == status_offset:     # the launch's polls of STATUS
-            if len(statuses) == 1:      # the second: the board is reset just before it
-                board.reset(64)
-            statuses.append(read_reg(offset))
-            return statuses[-1]
-        return read_reg(offset)
-
     case = _case("matmul_int")
-    bus.read_reg = read
+    statuses, undo = _on_status_poll(dev, 2, lambda: board.reset(64))
     try:
         with pytest.raises(LaunchLost, match="was lost on ulx3s-85f .*was the board reset") \
                 as error:
             suite.run_device(case, dev, case.inputs())
     finally:
-        bus.read_reg = read_reg
+        undo()
     assert "\n" not in str(error.value)
     # the poll before the reset saw the kernel running, the one after saw it gone
     assert len(statuses) == 2 and statuses[0] & busy and not statuses[0] & done
@@ -204,9 +207,21 @@ def test_a_reset_while_a_kernel_runs_is_reported_and_the_next_launch_works(simul
     _same(case, dev)
 
 
+def test_a_launch_over_its_time_limit_is_aborted_and_the_next_launch_works(simulated):
+    """The limit counts simulated compute-unit cycles (the simulated board's clock): a
+    ``Device("board")`` on the same link with a limit shorter than the kernel."""
+    dev, _, link, _ = simulated
+    short = Device("board", board="ulx3s-85f", port=link, max_cycles=2000)
+    case = _case("matmul_int")
+    with pytest.raises(RtlTrap, match=r"did not finish within 0.000133333 s on ulx3s-85f at "
+                                      r"simulated ulx3s-85f; it was aborted"):
+        suite.run_device(case, short, case.inputs())
+    run = _same(case, dev)
+    assert all(r.cycles > 2000 for r in run.results)
+
+
 def test_a_kernel_outside_the_bitstream_is_refused(simulated):
-    _, link, config = simulated
-    dev = Device("board", board="ulx3s-85f", port=link, max_cycles=MAX_CYCLES)
+    dev, _, _, config = simulated
     case = _case("histogram_global")
     missing = sorted(mnemonics(case) - dev.backend.profile)
     assert missing and dev.backend.profile == built_mnemonics(config)

@@ -20,7 +20,7 @@ from boards.platforms import BoardError
 from boards.protocol import END, LinkError
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.core import TrapCause
-from gpgpu_hdl.runtime import BackendError, Device, IllegalInstruction, RtlTrap
+from gpgpu_hdl.runtime import ArgumentError, BackendError, Device, IllegalInstruction, RtlTrap
 from gpgpu_hdl.soc.regmap import built_mnemonics
 from tests._suite import load_suite, mnemonics
 from tests.soc.soc_model import Injected, board
@@ -228,6 +228,29 @@ def test_board_memory_and_options():
     a = dev.array(np.arange(64, dtype=np.int32))
     with pytest.raises(BackendError, match="commit traces"):
         prog.vecadd(a, a, a, np.int32(64), global_size=64, trace=True)
+
+
+def test_simulated_board_options():
+    """``Device("board-sim")``'s mistakes are refused before anything is built or simulated
+    (the simulated board itself is in test_board_sim.py, under ``-m slow``)."""
+    cases = [({}, BackendError, "needs board="),
+             ({"board": 85}, BackendError, "board= names"),
+             ({"board": "ulx3s-99f"}, BoardError, "unknown board 'ulx3s-99f'"),
+             ({"board": "ulx3s-85f", "port": "/dev/ttyUSB0"}, BackendError,
+              "port= cannot be given to Device\\('board-sim'\\)"),
+             ({"board": "ulx3s-85f", "baud": 9600}, BackendError, "baud= cannot be given"),
+             ({"board": "ulx3s-85f", "mem_latency": 3}, BackendError, "mem_latency= cannot"),
+             ({"board": "ulx3s-85f", "max_cycles": 0}, BackendError, "max_cycles must be"),
+             ({"board": "ulx3s-85f", "profile": "vecadd.bin"}, ArgumentError,
+              "profile= takes the configuration"),
+             ({"board": "ulx3s-25f"}, BoardError, "ulx3s-25f: the unit does not fit"),
+             ({"board": "ulx3s-85f", "cus": 2}, BackendError, "describe the simulated SoC")]
+    for kw, error, message in cases:
+        with pytest.raises(error, match=message) as exc:
+            Device("board-sim", **kw)
+        assert "\n" not in str(exc.value)
+    with pytest.raises(BackendError, match="describe a board's link"):
+        Device("verilator", board="ulx3s-85f")
 
 
 def test_a_missing_serial_port_is_a_one_line_error():
