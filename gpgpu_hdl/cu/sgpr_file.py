@@ -1,0 +1,137 @@
+"""The scalar register file of the pipelined compute unit (issue "The compute unit as a
+pipeline", docs/pipeline.md): a building block, not yet used by :class:`ComputeUnit`.
+
+Per wave slot it holds ``s0`` to ``s{sgprs - 1}`` (SI: 104) and VCC (codes 106/107), in a
+block RAM 64 bits wide whose row is an aligned register pair: a 64-bit operand (``s[2k:2k+1]``,
+``vcc``; SI requires the alignment) is one access. Row ``code >> 1`` of slot ``slot`` is RAM
+row ``slot * 64 + (code >> 1)``: 64 rows a slot, a power of two so that the address is the two
+fields side by side (54 of them used: 104/105 are reserved on SI), 512 rows of 64 bits for 8
+slots, two ECP5 block RAMs. EXEC and M0 are not here: every vector instruction reads EXEC beside
+its one scalar operand, so EXEC (and M0, which the LDS path reads) belongs to the wave state in
+registers beside the file; the trap registers TBA/TMA/TTMP are not used by compute code.
+
+Two read ports, for the scalar ALU's two sources (a vector instruction reads at most one
+scalar word, docs/pipeline.md): the RAM is replicated, each copy with one read port and the
+shared write port. A read is registered twice: the block RAM's synchronous read, then an
+output register beside it (a block RAM's clock-to-out is too slow to route further in the same
+cycle at 150 MHz), so its data comes :data:`LATENCY` cycles after the request. A read sees
+every write presented in an earlier cycle, not one presented in the same cycle (the
+one-instruction-in-flight rule keeps a wave from reading what its own previous instruction has
+not written yet).
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["LATENCY", "ROWS_PER_SLOT", "VCC", "SgprFile", "sgpr_layouts"]
+
+#: clock cycles from a read request to its data
+LATENCY = 2
+#: RAM rows of one wave slot (register pairs, a power of two)
+ROWS_PER_SLOT = 64
+#: the operand code of VCC (VCC_LO; VCC_HI is the next one)
+VCC = 106
+
+
+def sgpr_layouts(*, slots: int) -> tuple[data.StructLayout, data.StructLayout]:
+    """The layouts of a read request and of a write of :class:`SgprFile` with ``slots`` wave
+    slots."""
+    read = data.StructLayout({"slot": range(slots), "reg": 7})
+    write = data.StructLayout({"slot": range(slots), "reg": 7, "data": 64, "wide": 1})
+    return read, write
+
+
+class SgprFile(wiring.Component):
+    """SGPRs and VCC of every wave slot in a 64-bit-wide, replicated block RAM.
+
+    Parameters
+    ----------
+    slots : int
+        Wave slots (1 to 64).
+    sgprs : int
+        SGPRs per wave slot (an even number from 2 to 104, SI's 104 by default); VCC comes on
+        top.
+    ports : int
+        Read ports, each a copy of the RAM (1 to 4; 2 for the scalar ALU's two sources).
+
+    Members
+    -------
+    read : In(ArrayLayout(read_layout, ports))
+        Per port, the register to read: ``slot`` and ``reg``, an operand code (``0`` to
+        ``sgprs - 1``, or :data:`VCC` / ``VCC + 1``). Read every cycle.
+    data : Out(ArrayLayout(64, ports))
+        Per port, :data:`LATENCY` cycles after its request: ``[0:32]`` the register, and
+        ``[32:64]`` the next one when ``reg`` is even (the pair of a 64-bit operand; anything
+        when it is odd), from registers.
+    write : In(stream.Signature(write_layout, always_ready=True))
+        ``data[0:32]`` into register ``reg`` of ``slot``, and with ``wide`` (``reg`` even)
+        ``data[32:64]`` into ``reg + 1`` too. Visible to reads presented from the next cycle
+        on.
+    """
+
+    def __init__(self, *, slots: int = 8, sgprs: int = 104, ports: int = 2) -> None:
+        if not isinstance(slots, int) or not 1 <= slots <= 64:
+            raise ValueError(f"slots must be an integer from 1 to 64, not {slots!r}")
+        if not isinstance(sgprs, int) or not 2 <= sgprs <= 104 or sgprs % 2:
+            raise ValueError(f"sgprs must be an even integer from 2 to 104, not {sgprs!r}")
+        if not isinstance(ports, int) or not 1 <= ports <= 4:
+            raise ValueError(f"ports must be an integer from 1 to 4, not {ports!r}")
+        self._slots, self._sgprs, self._ports = slots, sgprs, ports
+        self.read_layout, self.write_layout = sgpr_layouts(slots=slots)
+        super().__init__({
+            "read": In(data.ArrayLayout(self.read_layout, ports)),
+            "data": Out(data.ArrayLayout(64, ports)),
+            "write": In(stream.Signature(self.write_layout, always_ready=True)),
+        })
+
+    @property
+    def slots(self) -> int:
+        return self._slots
+
+    @property
+    def sgprs(self) -> int:
+        return self._sgprs
+
+    @property
+    def ports(self) -> int:
+        return self._ports
+
+    @property
+    def latency(self) -> int:
+        """Clock cycles from a read request to its data: :data:`LATENCY`."""
+        return LATENCY
+
+    @property
+    def rows(self) -> int:
+        """Rows of each copy of the RAM."""
+        return self._slots * ROWS_PER_SLOT
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.write.payload
+        odd = w.reg[0]
+        row_w = Signal(range(self.rows), name="w_row")
+        data_w = Signal(64, name="w_data")
+        en_w = Signal(2, name="w_en")
+        m.d.comb += [
+            row_w.eq(Cat(w.reg[1:], w.slot)),
+            # a 32-bit write of an odd register goes to the high half of its row
+            data_w.eq(Cat(w.data[:32], Mux(odd, w.data[:32], w.data[32:]))),
+            en_w.eq(Mux(self.write.valid, Cat(~odd, odd | w.wide), 0)),
+        ]
+        for k in range(self._ports):
+            copy = memory.Memory(shape=64, depth=self.rows, init=[])
+            m.submodules[f"copy{k}"] = copy
+            wp = copy.write_port(granularity=32)
+            rp = copy.read_port(transparent_for=())
+            req = self.read[k]
+            odd_r = Signal(name=f"r{k}_odd")
+            m.d.comb += [wp.addr.eq(row_w), wp.data.eq(data_w), wp.en.eq(en_w),
+                         rp.addr.eq(Cat(req.reg[1:], req.slot))]
+            m.d.sync += [
+                odd_r.eq(req.reg[0]),
+                # the output register: an odd register's value moves to the low half
+                self.data[k].eq(Mux(odd_r, Cat(rp.data[32:], rp.data[32:]), rp.data)),
+            ]
+        return m
