@@ -16,7 +16,7 @@ The stages, each about three LUT levels or one carry chain deep::
              result is; a == b; the bitwise family as a 2-input truth table per bit (logic,
              saveexec, moves, selects, s_not); s_brev, s_bitset, s_sext; s_bfm's mask; the
              first half of the left and of the right shifter (by 0..56 in steps of 8); the
-             bit-field keep mask and the index of the field's top bit; the tested bit of
+             bit-field keep mask and the end of the field; the tested bit of
              s_bitcmp; per group of 4 bits (complemented and reversed for s_ff0/s_flbit): any
              bit set, the lowest set bit, the bit count; the multiplier operands into the DSP
              blocks' input registers (:class:`~.dsp.Mul18`, three 18x18 partial products)
@@ -365,9 +365,9 @@ class PipelinedScalarAlu(wiring.Component):
         bitset = comb("bitset", Mux(ctl.invert, b & ~one_hot, b | one_hot))
         sext = comb("sext", Mux(ctl.sext16, Cat(a[:16], a[15].replicate(16)),
                                 Cat(a[:8], a[7].replicate(24))))
-        early = (Mux(ctl.v_bitwise, bitwise, 0) | Mux(ctl.v_brev, brev, 0)
-                 | Mux(ctl.v_bitset, bitset, 0) | Mux(ctl.v_sext, sext, 0))
-        s1_early = stage(1, "early", early, 64)
+        s1_bitwise = stage(1, "bitwise", bitwise)    # 0 unless v_bitwise: tt is 0 then
+        s1_misc = stage(1, "misc", Mux(ctl.v_brev, brev, 0) | Mux(ctl.v_bitset, bitset, 0)
+                        | Mux(ctl.v_sext, sext, 0), 64)
 
         # s_bfm: the bits from S1 (offset) up to S1 + S0, within the width
         bfm_off = comb("bfm_off", Cat(b[:5], b[5] & wide))
@@ -391,12 +391,11 @@ class PipelinedScalarAlu(wiring.Component):
         # a[offset + width - 1] (signed forms, 0 < width < operation width, the bit inside it)
         field_width = b[16:23]
         s1_keep = stage(1, "keep", _thermometer(field_width, 64))
-        top = Signal(8, name="bfe_top")
-        m.d.comb += top.eq(amount + field_width - 1)
-        s1_top = stage(1, "top", top[:6])
-        s1_sign_ok = stage(1, "sign_ok", ctl.signed & (field_width != 0)
-                           & Mux(wide, (field_width < 64) & (top < 64),
-                                 (field_width < 32) & (top < 32)))
+        field_end = Signal(8, name="bfe_end")     # the field's top bit is a[field_end - 1]
+        m.d.comb += field_end.eq(amount + field_width)
+        s1_end = stage(1, "end", field_end)
+        s1_sign_ok = stage(1, "sign_ok", ctl.signed & field_width.any()
+                           & ~field_width[6] & (wide | ~field_width[5]))
 
         # s_bitcmp: the tested bit
         s1_bit = stage(1, "bit", a_w.bit_select(amount, 1) ^ ctl.invert)
@@ -435,11 +434,14 @@ class PipelinedScalarAlu(wiring.Component):
                                 for k in range(8))[s1_amount])
         shl = comb("shl", Array(Cat(Const(0, 7), s1_shl)[7 - k:71 - k]
                                 for k in range(8))[s1_amount])
-        sign = s1_sign_ok & s1_a.bit_select(s1_top, 1)
+        end_inside = Mux(s1.wide, ~s1_end[6:].any() | (s1_end == 64),
+                         ~s1_end[5:].any() | (s1_end == 32))
+        sign = comb("bfe_sign", s1_sign_ok & end_inside
+                    & Cat(Const(0, 1), s1_a).bit_select(s1_end[:7], 1))
         keep = comb("keep", s1_keep | ~s1.bfe.replicate(64))
         bfe_fill = comb("bfe_fill", s1.bfe & sign)
         wqm = Cat(s1_any[q].replicate(4) for q in range(16))
-        value = comb("value", s1_early | s1_bfm | Mux(s1.v_arith, arith, 0)
+        value = comb("value", s1_bitwise | s1_misc | s1_bfm | Mux(s1.v_arith, arith, 0)
                      | Mux(s1.v_shl, shl, 0)
                      | Mux(s1.v_shr, (shr & keep) | (~keep & bfe_fill.replicate(64)), 0)
                      | Mux(s1.v_wqm, wqm, 0) | Mux(s1.v_quadmask, s1_any, 0), 64)
