@@ -57,10 +57,10 @@ class SgprFile(wiring.Component):
 
     Members
     -------
-    read : In(ArrayLayout(read_layout, ports))
+    read : In(read_layout).array(ports)
         Per port, the register to read: ``slot`` and ``reg``, an operand code (``0`` to
         ``sgprs - 1``, or :data:`VCC` / ``VCC + 1``). Read every cycle.
-    data : Out(ArrayLayout(64, ports))
+    data : Out(64).array(ports)
         Per port, :data:`LATENCY` cycles after its request: ``[0:32]`` the register, and
         ``[32:64]`` the next one when ``reg`` is even (the pair of a 64-bit operand; anything
         when it is odd), from registers.
@@ -80,8 +80,10 @@ class SgprFile(wiring.Component):
         self._slots, self._sgprs, self._ports = slots, sgprs, ports
         self.read_layout, self.write_layout = sgpr_layouts(slots=slots)
         super().__init__({
-            "read": In(data.ArrayLayout(self.read_layout, ports)),
-            "data": Out(data.ArrayLayout(64, ports)),
+            # arrays of ports, not ArrayLayout ones: Yosys 0.70's ABC9 fails an assertion when a
+            # register driven by LUTs has element aliases (`data[0]`) in the netlist
+            "read": In(self.read_layout).array(ports),
+            "data": Out(64).array(ports),
             "write": In(stream.Signature(self.write_layout, always_ready=True)),
         })
 
