@@ -11,16 +11,20 @@ stalls. Its results, SCC and EXEC equal :class:`~.salu.ScalarAlu`'s (and so the 
 
 The stages, each about three LUT levels or one carry chain deep::
 
+    stage 0  the inputs, with a copy of the control word for each group of datapaths (placed
+             and routed alone, a 3-stage version without it reached 79.68 MHz: 4.85 ns went
+             to routing one control bit from its register to its 200-odd loads)
     stage 1  the 32-bit adder (add/sub with carries, compares, min/max) and the reverse
              subtractor (s_abs, s_absdiff), which of the two (or a, or b) the arithmetic
              result is; a == b; the bitwise family as a 2-input truth table per bit (logic,
-             saveexec, moves, selects, s_not); s_brev, s_bitset, s_sext; s_bfm's mask; the
+             saveexec, moves, selects, s_not); s_brev, s_bitset, s_sext; s_bfm's end; the
              first half of the left and of the right shifter (by 0..56 in steps of 8); the
              bit-field keep mask and the end of the field; the tested bit of
              s_bitcmp; per group of 4 bits (complemented and reversed for s_ff0/s_flbit): any
              bit set, the lowest set bit, the bit count; the multiplier operands into the DSP
              blocks' input registers (:class:`~.dsp.Mul18`, three 18x18 partial products)
     stage 2  the shifts' second halves (by 0..7), the bit-field extract's mask and sign fill,
+             s_bfm's mask (two thermometer codes),
              s_wqm/s_quadmask from the group bits, the value (masked to the destination
              width); the new SCC of everything but the "result != 0" kinds; the bit count to
              two 6-bit halves, the lowest set bit to four 16-bit quarters; the partial
@@ -38,7 +42,7 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from .dsp import DSP_STYLES, Mul18
-from .fast_alu import _csa, _thermometer
+from .fast_alu import _csa
 from .salu import (
     _CONTROL,
     SALU_ALU_OPS,
@@ -56,7 +60,7 @@ __all__ = ["LATENCY", "Arith", "SccSrc", "ScalarControl", "scalar_control", "Sca
            "PipelinedScalarAlu"]
 
 #: register stages from the operands to the outputs
-LATENCY = 3
+LATENCY = 4
 
 
 class Arith(enum.Enum, shape=3):
@@ -208,6 +212,18 @@ def _rom(table, index, width: int):
     return Array(Const(v, width) for v in table)[index]
 
 
+def _thermometer64(value):
+    """64 bits, bit ``i`` set when ``value > i`` (``value`` up to 7 bits), as two levels of
+    small lookups: a 128-entry table would become a block RAM, a compare per bit a carry
+    chain each."""
+    value = Cat(value, Const(0, max(0, 7 - len(value))))
+    high = value[3:6]
+    above = _rom([(1 << min(v, 8)) - 1 for v in range(8)], high, 8)     # high > j
+    at = Cat(high == j for j in range(8))
+    low = _rom([(1 << v) - 1 for v in range(8)], value[:3], 8)           # low > k
+    return Cat(value[6] | above[i // 8] | (at[i // 8] & low[i % 8]) for i in range(64))
+
+
 _POPCOUNT4 = [bin(v).count("1") for v in range(16)]
 _LOWEST4 = [(v & -v).bit_length() - 1 if v else 0 for v in range(16)]
 
@@ -297,8 +313,6 @@ class PipelinedScalarAlu(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        ctl = self.control
-        a, b = self.a, self.b
 
         def stage(n: int, name: str, value, width: int | None = None):
             """A register of stage ``n`` loaded with ``value`` every cycle."""
@@ -313,22 +327,35 @@ class PipelinedScalarAlu(wiring.Component):
             m.d.comb += sig.eq(value)
             return sig
 
-        def control_stage(n: int, value):
-            raw = Signal(ScalarControl.size, name=f"s{n}_control", reset_less=True)
+        def control_stage(n: int, value, name: str = "control", init: int = 0):
+            """A register of stage ``n`` holding a copy of the control word. Copies of one
+            stage differ in their power-on value (they have no reset), or Yosys would merge
+            them into one register driving every datapath."""
+            raw = Signal(ScalarControl.size, name=f"s{n}_{name}", init=init, reset_less=True)
             m.d.sync += raw.eq(value.as_value())
             return data.View(ScalarControl, raw)
 
+        # --- stage 0: the inputs, a copy of the control word for each group of datapaths ----
+        ctl = control_stage(0, self.control, "control_arith", 1)    # adders, SIMM16
+        c_logic = control_stage(0, self.control, "control_logic", 2)  # bitwise, misc
+        c_shift = control_stage(0, self.control, "control_shift", 3)  # shifters, bfe, bfm
+        c_bits = control_stage(0, self.control, "control_bits", 4)    # counts, finds
+        a = stage(0, "a", self.a)
+        b = stage(0, "b", self.b)
+        scc_in = stage(0, "scc", self.scc_in)
+        exec_in = stage(0, "exec", self.exec_in)
+
         # --- stage 1 -------------------------------------------------------------------------
         s1 = control_stage(1, ctl)
-        wide = ctl.wide
-        upper = wide.replicate(32)
+        wide = c_shift.wide
+        upper = c_bits.wide.replicate(32)
         a_w = comb("a_w", Cat(a[:32], a[32:] & upper))     # a within the operation width
         simm = Cat(b[:16], (b[15] & ~ctl.simm_zext).replicate(16))
         b_lo = comb("b_lo", Mux(ctl.sopk, simm, b[:32]))   # SSRC1, or the extended SIMM16
 
         # the adder (b or ~b, carry or borrow in) and the reverse subtractor (b or 0) - a
         b_add = comb("b_add", b_lo ^ ctl.sub.replicate(32))
-        carry_in = Mux(ctl.cin_scc, self.scc_in ^ ctl.sub, ctl.sub)
+        carry_in = Mux(ctl.cin_scc, scc_in ^ ctl.sub, ctl.sub)
         total = Signal(33, name="total")
         m.d.comb += total.eq(a[:32] + b_add + carry_in)
         overflow = comb("overflow", (a[31] == b_add[31]) & (total[31] != a[31]))
@@ -356,29 +383,29 @@ class PipelinedScalarAlu(wiring.Component):
         s1_equal = stage(1, "equal", a[:32] == b_lo)
 
         # the bitwise family: a truth table of (a, y) per bit
-        y = comb("y", Mux(ctl.y_exec, self.exec_in, Cat(b_lo, b[32:])))
-        tt = comb("tt", Mux(ctl.tt_scc & ~self.scc_in, Const(_TT_Y, 4), ctl.tt))
+        y = comb("y", Mux(c_logic.y_exec, exec_in, Cat(b_lo, b[32:])))
+        tt = comb("tt", Mux(c_logic.tt_scc & ~scc_in, Const(_TT_Y, 4), c_logic.tt))
         bitwise = comb("bitwise", Cat(tt.bit_select(Cat(y[i], a[i]), 1) for i in range(64)))
-        brev = comb("brev", Mux(wide, a[::-1], Cat(a[:32][::-1], Const(0, 32))))
-        index = comb("bitset_index", Cat(a[:5], a[5] & wide))       # s_bitset's bit
+        brev = comb("brev", Mux(c_logic.wide, a[::-1], Cat(a[:32][::-1], Const(0, 32))))
+        index = comb("bitset_index", Cat(a[:5], a[5] & c_logic.wide))  # s_bitset's bit
         one_hot = comb("bitset_bit", Cat(index == i for i in range(64)))
-        bitset = comb("bitset", Mux(ctl.invert, b & ~one_hot, b | one_hot))
-        sext = comb("sext", Mux(ctl.sext16, Cat(a[:16], a[15].replicate(16)),
+        bitset = comb("bitset", Mux(c_logic.invert, b & ~one_hot, b | one_hot))
+        sext = comb("sext", Mux(c_logic.sext16, Cat(a[:16], a[15].replicate(16)),
                                 Cat(a[:8], a[7].replicate(24))))
         s1_bitwise = stage(1, "bitwise", bitwise)    # 0 unless v_bitwise: tt is 0 then
-        s1_misc = stage(1, "misc", Mux(ctl.v_brev, brev, 0) | Mux(ctl.v_bitset, bitset, 0)
-                        | Mux(ctl.v_sext, sext, 0), 64)
+        s1_misc = stage(1, "misc", Mux(c_logic.v_brev, brev, 0)
+                        | Mux(c_logic.v_bitset, bitset, 0) | Mux(c_logic.v_sext, sext, 0), 64)
 
         # s_bfm: the bits from S1 (offset) up to S1 + S0, within the width
         bfm_off = comb("bfm_off", Cat(b[:5], b[5] & wide))
         bfm_end = Signal(7, name="bfm_end")
         m.d.comb += bfm_end.eq(bfm_off + Cat(a[:5], a[5] & wide))
-        s1_bfm = stage(1, "bfm", Mux(ctl.v_bfm, _thermometer(bfm_end, 64)
-                                     & ~_thermometer(bfm_off, 64), 0), 64)
+        s1_bfm_end = stage(1, "bfm_end", bfm_end)
+        s1_bfm_off = stage(1, "bfm_off", bfm_off)
 
         # the shifters' first halves: by 8 x amount[5:3]
         amount = comb("amount", Cat(b[:5], b[5] & wide))
-        fill = comb("fill", ctl.ashr & Mux(wide, a[63], a[31]))
+        fill = comb("fill", c_shift.ashr & Mux(wide, a[63], a[31]))
         right_in = comb("right_in", Cat(a[:32], Mux(wide, a[32:], fill.replicate(32)),
                                         fill.replicate(56)))
         left_in = Cat(Const(0, 56), a)
@@ -390,21 +417,22 @@ class PipelinedScalarAlu(wiring.Component):
         # the bit-field extract: the field (width b[22:16]) kept, the rest the field's top bit
         # a[offset + width - 1] (signed forms, 0 < width < operation width, the bit inside it)
         field_width = b[16:23]
-        s1_keep = stage(1, "keep", _thermometer(field_width, 64))
+        s1_keep = stage(1, "keep", _thermometer64(field_width))
         field_end = Signal(8, name="bfe_end")     # the field's top bit is a[field_end - 1]
         m.d.comb += field_end.eq(amount + field_width)
         s1_end = stage(1, "end", field_end)
-        s1_sign_ok = stage(1, "sign_ok", ctl.signed & field_width.any()
+        s1_sign_ok = stage(1, "sign_ok", c_shift.signed & field_width.any()
                            & ~field_width[6] & (wide | ~field_width[5]))
 
         # s_bitcmp: the tested bit
-        s1_bit = stage(1, "bit", a_w.bit_select(amount, 1) ^ ctl.invert)
+        # (a 32-bit operation's amount is below 32: a's upper half is never selected)
+        s1_bit = stage(1, "bit", a.bit_select(amount, 1) ^ c_shift.invert)
 
         # per group of 4 bits of a (complemented, reversed for the find-first forms)
-        flip = comb("flip", ctl.invert | (ctl.signed & Mux(wide, a[63], a[31])))
+        flip = comb("flip", c_bits.invert | (c_bits.signed & Mux(c_bits.wide, a[63], a[31])))
         bits_in = comb("bits_in", a_w ^ (Cat(Const(0xFFFF_FFFF, 32), upper)
                                           & flip.replicate(64)))
-        bits = comb("bits", Mux(ctl.from_top, Mux(wide, bits_in[::-1],
+        bits = comb("bits", Mux(c_bits.from_top, Mux(c_bits.wide, bits_in[::-1],
                                                   Cat(bits_in[:32][::-1], Const(0, 32))),
                                 bits_in))
         groups = [bits[4 * g:4 * g + 4] for g in range(16)]
@@ -414,9 +442,9 @@ class PipelinedScalarAlu(wiring.Component):
         s1_lowest = [stage(1, f"lowest{g}", _rom(_LOWEST4, grp, 2))
                      for g, grp in enumerate(groups)]
 
-        s1_cin = stage(1, "scc", self.scc_in)
-        s1_write_d = stage(1, "write_d", ctl.write_d | (ctl.cond_d & self.scc_in))
-        s1_exec = stage(1, "exec", self.exec_in)
+        s1_cin = stage(1, "scc", scc_in)
+        s1_write_d = stage(1, "write_d", ctl.write_d | (ctl.cond_d & scc_in))
+        s1_exec = stage(1, "exec", exec_in)
 
         # the multiplier: the low word of a x b from three 17/15-bit partial products
         muls = {}
@@ -441,7 +469,8 @@ class PipelinedScalarAlu(wiring.Component):
         keep = comb("keep", s1_keep | ~s1.bfe.replicate(64))
         bfe_fill = comb("bfe_fill", s1.bfe & sign)
         wqm = Cat(s1_any[q].replicate(4) for q in range(16))
-        value = comb("value", s1_bitwise | s1_misc | s1_bfm | Mux(s1.v_arith, arith, 0)
+        bfm = Mux(s1.v_bfm, _thermometer64(s1_bfm_end) & ~_thermometer64(s1_bfm_off), 0)
+        value = comb("value", s1_bitwise | s1_misc | bfm | Mux(s1.v_arith, arith, 0)
                      | Mux(s1.v_shl, shl, 0)
                      | Mux(s1.v_shr, (shr & keep) | (~keep & bfe_fill.replicate(64)), 0)
                      | Mux(s1.v_wqm, wqm, 0) | Mux(s1.v_quadmask, s1_any, 0), 64)
