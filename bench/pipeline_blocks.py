@@ -24,6 +24,8 @@ sys.path.insert(0, str(ROOT))
 from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.scalar_alu import PipelinedScalarAlu  # noqa: E402
+from gpgpu_hdl.cu.sgpr_file import SgprFile  # noqa: E402
 from gpgpu_hdl.cu.vector_unit import VectorSlice  # noqa: E402
 from gpgpu_hdl.cu.vgpr_file import VgprFile  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
@@ -41,6 +43,10 @@ DESIGNS = {
                "vector unit + VGPR file, 4 fast lanes, 8 slots x 64 VGPRs"),
     "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
+    "salu": (lambda: PipelinedScalarAlu(dsp="ecp5"),
+             "pipelined scalar ALU, 4 stages, MULT18X18D registers"),
+    "sgpr": (lambda: SgprFile(slots=8, sgprs=104, ports=2),
+             "SGPR file, 8 slots x (104 SGPRs + VCC), 64-bit rows, 2 read ports"),
 }
 
 
