@@ -7,8 +7,8 @@ the instructions that make up 99.5 % of the suite's integer vector work (docs/pi
 integer compare (32 and 64 bits), min/max, the 32- and 24-bit multiplies and
 ``v_mad_*_24``, the 32-bit shifts and ``v_bfe_*`` (inside the multiplier, the eGPU integrated
 shifter) and the 64-bit shifts (``v_lshl_b64`` scales addresses, 6.7 % of VALU work), also in
-the multiplier, one result word per cycle: a 64-bit shift takes two consecutive operations, as
-its two result words take two writes anyway. The rest of :data:`~.valu.VALU_INT_OPS` (SADs,
+the multiplier, one result word per operation: a 64-bit shift takes two operations, as its
+two result words take two writes anyway. The rest of :data:`~.valu.VALU_INT_OPS` (SADs,
 bit counts and scans, ``v_bfrev``, med3/min3/max3, ``v_lerp_u8``, the packing conversions,
 ``v_alignbit``/``v_alignbyte``, ``v_bfi_b32``/``v_bfm_b32``: 0.5 % of the suite's VALU work,
 none in most kernels) is :data:`SLOW_OPS`, for a narrower shared unit.
@@ -21,7 +21,7 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
 
     stage 0  the inputs, the lane's own copy of the control word, the bitwise unit's truth
              table (``v_cndmask_b32``'s by the lane's select bit)
-    stage 1  one 64-bit adder (the add family; S0 - S1 for the compares and min/max), the
+    stage 1  the adder (the add family; S0 - S1 for the compares and min/max), the
              bitwise ops (a truth-table lookup), the equality compare, the multiplier operands
              (extension, or the shift's bit-reversed value word and one-hot factor) into
              fabric registers
@@ -41,10 +41,13 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
 The vector unit exchanges S0 and S1 for the instructions whose control word says ``swap``
 (``v_subrev_*``, and the shifts whose value is S1), so the lane has no operand swap.
 
-A 64-bit shift ``v << n`` (right shifts are left shifts of the bit-reversed value) is two
-operations in consecutive cycles, ``half`` 0 then 1, with the same operands. With
+The instructions with 64-bit operands or results are pairs of operations on 32-bit words,
+``half`` 0 then 1: the lane's operand ports, adder and result are 32 bits wide, and the
+vector unit reads and writes a word per operation. A 64-bit compare subtracts the low words,
+then the high words with the low words' carry. A 64-bit shift ``v << n`` (right shifts are
+left shifts of the bit-reversed value) takes the same amount in both operations. With
 ``k = n % 32``, the first multiplies the low word by ``2**k``: its low product word is the
-result's low word (0 when ``n >= 32``), and it keeps for the next cycle the product word that
+result's low word (0 when ``n >= 32``), and it keeps for the second the product word that
 crosses into the high word (the high product word, or the low one when ``n >= 32``); the
 second multiplies the high word by ``2**k`` (by 0 when ``n >= 32``) and adds what the first
 kept. No barrel shifter: the 64-bit shifts cost the lane a few LUTs beside the 32-bit ones.
@@ -75,7 +78,7 @@ from .valu import (
     _member_name,
 )
 
-__all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "Logic", "FastControl", "fast_control",
+__all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "FastControl", "fast_control",
            "FastDecode", "FastLaneAlu"]
 
 #: register stages from the operands to the result
@@ -233,17 +236,17 @@ class FastLaneAlu(wiring.Component):
 
     A pipeline of :data:`LATENCY` register stages with no enable: the operands and control
     word presented in a cycle give ``result`` and ``flag`` :data:`LATENCY` cycles later, one
-    operation a cycle. Operands are raw register bits, as :class:`~.valu.IntLaneAlu` takes them:
-    a 32-bit operand reads the low 32 bits of its port; ``src0`` is read whole by the 64-bit
-    compares and shifts, ``src1`` by the 64-bit compares. The lane registers every input
-    first (stage 0), the control word in its own copy, so that a control bit shared by many
-    lanes loads one register in each.
+    operation a cycle. Operands are 32-bit words of raw register bits, as
+    :class:`~.valu.IntLaneAlu` takes them. The lane registers every input first (stage 0),
+    the control word in its own copy, so that a control bit shared by many lanes loads one
+    register in each. A bubble is a no-op: a control word of 0.
 
     The operands are S0 and S1 exchanged when the control word says ``swap`` (the vector unit
-    does it). A 64-bit shift is two operations in consecutive cycles with the same control and
-    operands,
-    ``half`` 0 and then 1 (nothing between them); the first gives word ``shift_right`` of the
-    64-bit result, the second the other word.
+    does it). **An instruction with 64-bit operands or result** (the 64-bit compares and
+    shifts) is a pair of operations, ``half`` 0 and then 1, with bubbles allowed between them
+    but no other operation: the first takes the low words (a right shift: the high word of
+    its value), the second the other words; a compare's flag comes with the second, a shift's
+    result words one with each (word ``shift_right`` first).
 
     Parameters
     ----------
@@ -260,16 +263,16 @@ class FastLaneAlu(wiring.Component):
     -------
     control : In(FastControl)
         The instruction's control word (from :class:`FastDecode`).
-    src0 : In(64)
-        First source operand.
-    src1 : In(64)
-        Second source operand.
+    src0 : In(32)
+        First source operand (a word of it, in a pair).
+    src1 : In(32)
+        Second source operand (a word of it, in a pair; a 64-bit shift's amount in both).
     src2 : In(32)
-        Third source operand (``v_bfi_b32``, ``v_bfe_*``, ``v_mad_*_24``).
+        Third source operand (``v_bfe_*``, ``v_mad_*_24``).
     cin : In(1)
         This lane's carry/borrow in or ``v_cndmask_b32`` select (1 picks S1).
     half : In(1)
-        Which of a 64-bit shift's two operations this is (0 for everything else).
+        Which operation of a pair this is (0 for everything else).
     result : Out(32)
         The result word, :data:`LATENCY` cycles after the inputs; 0 for the compares.
     flag : Out(1)
@@ -277,8 +280,8 @@ class FastLaneAlu(wiring.Component):
     """
 
     control: In(FastControl)
-    src0: In(64)
-    src1: In(64)
+    src0: In(32)
+    src1: In(32)
     src2: In(32)
     cin: In(1)
     half: In(1)
@@ -321,32 +324,41 @@ class FastLaneAlu(wiring.Component):
 
         # --- stage 0: the inputs, with the lane's own copy of the control --------------------
         ctl = control_stage(0, self.control)
-        src0 = stage(0, "src0", self.src0)
-        src1 = stage(0, "src1", self.src1)
+        a = stage(0, "src0", self.src0)
+        b = stage(0, "src1", self.src1)
         c = stage(0, "src2", self.src2)
         cin = stage(0, "cin", self.cin)
         half = stage(0, "half", self.half)
-        a, b = src0[:32], src1[:32]
         # the bitwise unit's truth table: v_cndmask_b32's is S1 or S0 by the lane's select bit
         pick = [_truth(lambda a, b: a), _truth(lambda a, b: b)]
         truth = stage(0, "truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
                                       self.control.truth))
+        # the first operation of a pair leaves what the second needs in registers that hold
+        # through bubbles (which are no-ops: a control word of 0)
+        first = (ctl.cmp_wide | ctl.shift64) & ~half
+        second = (ctl.cmp_wide | ctl.shift64) & half
 
         # --- stage 1 -------------------------------------------------------------------------
         s1 = control_stage(1, ctl)
-        # one 64-bit adder: S0 + S1 (or + ~S1) + carry in. Its low word is the add/subtract
-        # family's result; the compares and min/max subtract, and take the lower-than from
-        # its carries and the operands' top bits (stage 2)
-        y = Mux(ctl.add_invert, ~src1, src1)
-        ci = Mux(ctl.add_cin[1], cin ^ ctl.add_cin[0], ctl.add_cin[0])
-        s1_sum = stage(1, "sum", src0 + y + ci, 65)
-        s1_x32 = stage(1, "x32", src0[32] ^ y[32])          # to recover the carry into bit 32
-        s1_top = stage(1, "top", Cat(a[31], b[31], src0[63], src1[63]))
+        # the adder: S0 + S1 (or + ~S1) + carry in: the add/subtract family's result; the
+        # compares and min/max subtract, and take the lower-than from its carry out and the
+        # operands' top bits (stage 2). A 64-bit compare subtracts the high words with the
+        # low words' carry.
+        y = Mux(ctl.add_invert, ~b, b)
+        p_carry = Signal(name="p_carry")            # the low words' carry out and equality
+        p_eq = Signal(name="p_eq")
+        ci = Mux(second, p_carry, Mux(ctl.add_cin[1], cin ^ ctl.add_cin[0], ctl.add_cin[0]))
+        total = Signal(33, name="total")
+        m.d.comb += total.eq(a + y + ci)
+        s1_sum = stage(1, "sum", total)
+        s1_top = stage(1, "top", Cat(a[31], b[31]))
+        eq = a == b
+        s1_eq = stage(1, "eq", eq & (~second | p_eq))
+        with m.If(first):
+            m.d.sync += [p_carry.eq(total[32]), p_eq.eq(eq)]
 
         logic = Cat(truth.bit_select(Cat(b[i], a[i]), 1) for i in range(32))
         s1_logic = stage(1, "logic", logic)
-
-        s1_eq = stage(1, "eq", (a == b) & (~ctl.cmp_wide | (src0[32:] == src1[32:])))
         s1_a = stage(1, "a", a)
         s1_b = stage(1, "b", b)
         # the addend of v_mad_*_24, carried to stage 5
@@ -357,13 +369,11 @@ class FastLaneAlu(wiring.Component):
         # 64-bit shift shifts the low word of its (reversed) value first, then the high one,
         # by 2**(n % 32); by 0 in the second operation when n >= 32.
         ge32 = b[5]
-        shift_value = Mux(ctl.shift64 & (half ^ ctl.shift_right), src0[32:], a)
         shift_amount = b[:5]
-        no_factor = ctl.shift64 & half & ge32
+        no_factor = second & ge32
         factor = Cat((shift_amount == i) & ~no_factor for i in range(32))
         mul_in = []
-        for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(shift_value), shift_value)),
-                            (b, factor)):
+        for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(a), a)), (b, factor)):
             low, sign = extend_operand(v, ctl.mul_narrow, ctl.mul_signed)
             mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), Cat(low, sign)))
         # registered in the fabric: the DSP blocks' own input registers are the next stage, so
@@ -374,15 +384,19 @@ class FastLaneAlu(wiring.Component):
             reg = stage(1, f"mul_in{k}", v)
             pieces.append((reg[:lo_bits], reg[lo_bits:].as_signed()))   # zero-, sign-extended
         # what the shift and bit-field extract need after the multiply (decoded in stage 3):
-        # the sign fill's width in this result word, and the fill bit
+        # the sign fill's width in this result word, and the fill bit (a 64-bit right shift's
+        # sign is in the high word, its first operation's value)
+        p_sign = Signal(name="p_sign")
+        with m.If(first):
+            m.d.sync += p_sign.eq(a[31])
         fill_width = Mux(ctl.shift64 & (half ^ ge32), Mux(half, 0, 32), shift_amount)
         s1_fill_width = stage(1, "fill_width", fill_width, 6)
-        s1_fill = stage(1, "fill", ctl.shift_arith
-                        & Mux(ctl.shift64, src0[63], shift_value[31]))
+        s1_fill = stage(1, "fill", ctl.shift_arith & Mux(second, p_sign, a[31]))
         s1_width = stage(1, "width", c[:5])                 # v_bfe: the field's width
-        # a 64-bit shift: this operation's word is 0 (the first one, n >= 32), it adds the
-        # previous operation's carried word (the second one)
+        # a 64-bit shift: this operation's word is 0 (the first one, n >= 32), it keeps the
+        # word that crosses into the next (the first one), it adds that word (the second one)
         s1_zero = stage(1, "zero", ctl.shift64 & ~half & ge32)
+        s1_keep_word = stage(1, "keep_word", ctl.shift64 & ~half)
         s1_join = stage(1, "join", ctl.shift64 & half)
         s1_ge32 = stage(1, "ge32", ge32)
 
@@ -395,18 +409,17 @@ class FastLaneAlu(wiring.Component):
             m.submodules[f"mul_{name}"] = mul = Mul18(style=self._dsp)
             m.d.comb += [mul.a.eq(x), mul.b.eq(yy)]
             pp[name] = mul.product
-        # S0 - S1 as 33 or 65 bits: with the same top bits, S0 < S1 when it borrows (no carry
-        # out); with different ones, the signed compare follows S0's sign, the unsigned S1's
-        carry32 = s1_sum[32] ^ s1_x32
-        a_top, b_top = (Mux(s1.cmp_wide, s1_top[k + 2], s1_top[k]) for k in range(2))
-        borrow = ~Mux(s1.cmp_wide, s1_sum[64], carry32)
-        lt = Mux(a_top ^ b_top, Mux(s1.cmp_signed, a_top, b_top), borrow)
+        # S0 - S1: with the same top bits, S0 < S1 when it borrows (no carry out); with
+        # different ones, the signed compare follows S0's sign, the unsigned S1's
+        a_top, b_top = s1_top[0], s1_top[1]
+        lt = Mux(a_top ^ b_top, Mux(s1.cmp_signed, a_top, b_top), ~s1_sum[32])
         carried = {name: stage(2, name, value) for name, value in (
             ("early", Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_logic, s1_logic, 0)),
             ("lt", lt), ("eq", s1_eq), ("a", s1_a), ("b", s1_b),
-            ("add_flag", s1.flag_add & (carry32 ^ s1.add_borrow)),
+            ("add_flag", s1.flag_add & (s1_sum[32] ^ s1.add_borrow)),
             ("addend", s1_addend), ("fill_width", s1_fill_width), ("fill", s1_fill),
-            ("width", s1_width), ("zero", s1_zero), ("join", s1_join), ("ge32", s1_ge32))}
+            ("width", s1_width), ("zero", s1_zero), ("keep_word", s1_keep_word),
+            ("join", s1_join), ("ge32", s1_ge32))}
 
         # --- stage 3: min/max, the flag, the shift's sign fill and the bit-field masks -------
         s3 = control_stage(3, s2)
@@ -451,10 +464,11 @@ class FastLaneAlu(wiring.Component):
         low = s5_product[:32]
         word = Mux(s5.mul_high, s5_product[32:], low)
         # the shifted word: a 64-bit shift's second operation adds (ORs: the bits are apart)
-        # the word its first one carried out, which is in the stage-6 register now
+        # the word its first one carried out
         s6_carry = Signal(32, name="s6_carry")
         shift_word = (Mux(carried["zero"], 0, low) | Mux(carried["join"], s6_carry, 0))
-        m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
+        with m.If(carried["keep_word"]):
+            m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
         shifted = Mux(s5.shift_right, _reverse(shift_word) | carried["sign_mask"], shift_word)
         s6_mul = stage(6, "mul", word)
         s6_shift = stage(6, "shift", shifted)

@@ -9,26 +9,29 @@ its results back to it; the scalar side resolves SGPR, inline-constant and liter
 before issue and receives the per-lane flags (compare results, carries) when the instruction
 is done. Its stages:
 
-* **pass sequencer**: takes an instruction and sends one operand request per pass to the VGPR
-  file (a 64-bit source is two registers, in two banks), with what the pass needs later
-  (control word, scalar operands, its EXEC and carry-in bits, destination) into a small FIFO
-  beside it; the next instruction follows the last pass of the previous one without a gap;
+* **pass sequencer**: takes an instruction and sends one operation per pass to the VGPR file
+  (two for an instruction with 64-bit operands or result, see below), with what the operation
+  needs later (control word, scalar operands, its EXEC and carry-in bits, destination) into a
+  small FIFO beside it; the next instruction follows the last operation of the previous one
+  without a gap;
 * **VGPR file** (outside): four stages, more when registers share a bank;
-* **operand stage**: the operands of a pass, VGPR data or the scalar operand, into the lanes'
-  input registers (the lanes' stage 0, with each lane's own copy of the control word);
+* **operand stage**: the operands of an operation, VGPR data or the scalar operand, into the
+  lanes' input registers (the lanes' stage 0, with each lane's own copy of the control word);
+  a cycle without operands is a no-op for the lanes;
 * **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages from their inputs, one result word
   per lane a cycle;
-* **write-back**: the pass's results into the VGPR file for the lanes in EXEC, its flags into
-  the instruction's 64-bit flag mask, which goes out on ``done`` with the last pass.
+* **write-back**: the operation's results into the VGPR file for the lanes in EXEC, its flags
+  into the instruction's 64-bit flag mask, which goes out on ``done`` with the last one.
 
-A 64-bit result (``v_lshl_b64`` and the other 64-bit shifts) is two writes, and the lanes
-compute it as two operations (:class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu`): the operand stage
-sends such a pass into the lanes twice, in consecutive cycles (``half`` 0 and 1, the same
-operands), and each result word is written as it comes. The sequencer keeps the second cycle
-free by sending such an instruction's passes at most every other cycle.
+Everything after the sequencer is 32 bits wide. An instruction with 64-bit operands or result
+(the 64-bit compares and shifts, 9.8 % of the suite's VALU work) is two operations per pass,
+``half`` 0 and 1, each reading a word of each 64-bit source and writing a word of the result
+(:class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu` says which); so its passes take two cycles, as
+its result's two writes would anyway, and the VGPR file, the operand stage and the lanes
+carry three 32-bit operands, not five.
 
-The unit never stalls once a pass has its operands: the write port is its own, and ``done``
-is always ready.
+The unit never stalls once an operation has its operands: the write port is its own, and
+``done`` is always ready.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -40,10 +43,9 @@ from .vgpr_file import VgprFile, vgpr_layouts
 
 __all__ = ["SOURCES", "VectorUnit", "VectorSlice"]
 
-#: source operands of a vector ALU instruction
+#: source operands of a vector ALU instruction, and VGPR file reads per operation (a word of
+#: each)
 SOURCES = 3
-#: VGPR file reads per pass: src0 and src1 may be 64-bit (two registers), src2 is 32-bit
-_READS = (("lo", 0), ("hi", 0), ("lo", 1), ("hi", 1), ("lo", 2))
 
 
 def _check_lanes(lanes: int) -> None:
@@ -69,11 +71,12 @@ class VectorUnit(wiring.Component):
     -------
     issue : In(stream.Signature(issue_layout))
         An instruction: ``slot``; its ``control`` (:data:`~.fast_alu.FastControl`); ``dst``
-        with ``dst_write`` (it writes a VGPR; the compares do not) and ``dst_wide`` (a 64-bit
-        result into ``dst`` and ``dst + 1``); per source ``vgpr`` (read register ``reg``,
-        ``reg + 1`` too when ``wide``) or else ``value`` (the scalar operand, 64 bits); and
+        with ``dst_write`` (it writes a VGPR; the compares do not; a 64-bit shift writes
+        ``dst`` and ``dst + 1``); per source ``vgpr`` (read register ``reg``, and ``reg + 1``
+        when the control word makes it 64-bit: S0 and S1 of a 64-bit compare, S0 of a 64-bit
+        shift) or else ``value`` (the scalar operand, 64 bits); and
         ``exec`` and ``cin`` (the carry-in or select bits, VCC or an SGPR pair), 64 lanes
-        each. Taken in the cycle its first pass goes to the VGPR file. Sources 0 and 1 are
+        each. Taken in the cycle its last operation goes to the VGPR file. Sources 0 and 1 are
         given as the instruction names them; the unit exchanges them when ``control.swap``.
     read : Out(VGPR file read request stream)
         To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
@@ -85,8 +88,8 @@ class VectorUnit(wiring.Component):
         An instruction's ``slot`` and ``flags`` (per lane, the compare result or the carry out,
         0 outside EXEC), in the cycle after its last pass leaves the lanes.
     busy : Out(1)
-        1 in each cycle a pass is in the lanes' first stage (the VALU computes; twice for a
-        pass of a 64-bit result).
+        1 in each cycle an operation is in the lanes' first stage (the VALU computes; two a
+        pass for an instruction with 64-bit words).
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
@@ -95,12 +98,12 @@ class VectorUnit(wiring.Component):
         self._dsp = dsp
         self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
         self._passes = 64 // lanes
+        self._source = source = data.StructLayout({"vgpr": 1, "reg": range(vgprs), "value": 64})
         read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
-                                            sources=len(_READS))
-        source = data.StructLayout({"vgpr": 1, "reg": range(vgprs), "wide": 1, "value": 64})
+                                            sources=SOURCES)
         self.issue_layout = data.StructLayout({
             "slot": range(slots), "control": FastControl, "dst": range(vgprs),
-            "dst_write": 1, "dst_wide": 1, "srcs": data.ArrayLayout(source, SOURCES),
+            "dst_write": 1, "srcs": data.ArrayLayout(source, SOURCES),
             "exec": 64, "cin": 64})
         self.done_layout = data.StructLayout({"slot": range(slots), "flags": 64})
         super().__init__({
@@ -122,103 +125,107 @@ class VectorUnit(wiring.Component):
 
     @property
     def sources(self) -> int:
-        """VGPR file reads per pass (the ``sources`` the VGPR file must be built with)."""
-        return len(_READS)
+        """VGPR file reads per operation (the ``sources`` the VGPR file must be built with)."""
+        return SOURCES
 
     def elaborate(self, platform):
         m = Module()
         lanes, passes = self._lanes, self._passes
         slot_shape = range(self._slots)
-        # what a pass carries beside its VGPR file request
+        # what an operation carries beside its VGPR file request
         tag = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
             "dst": range(self._vgprs), "dst1": range(self._vgprs), "dst_write": 1,
-            "dst_wide": 1, "half": 1, "vgpr": SOURCES, "values": data.ArrayLayout(64, SOURCES), "exec": lanes,
-            "cin": lanes})
+            "dst_wide": 1, "half": 1, "vgpr": SOURCES, "values": data.ArrayLayout(32, SOURCES),
+            "exec": lanes, "cin": lanes})
 
-        # --- pass sequencer ----------------------------------------------------------------
+        # --- pass sequencer: an operation per pass, two (half 0 and 1) for an instruction with
+        # 64-bit operands or result, each reading and writing one word of them ------------------
         ins = self.issue.payload
+        source = self._source
         busy_seq = Signal()                     # an instruction is being sequenced
         cur = Signal(self.issue_layout, name="seq_instr")
         pass_ = Signal(range(passes), name="seq_pass")
+        half = Signal(name="seq_half")
+        pair = Signal(name="seq_pair")          # two operations per pass
+        flip = Signal(name="seq_flip")          # the first operation takes the high words
         m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=6)
 
-        last = pass_ == passes - 1
-        advance = Signal()                      # a pass request goes to the VGPR file
-        # After a pass with a 64-bit result the next request waits until the cycle after that
-        # pass's last read: its operands, and so its results, then come at least two cycles
-        # later, and the cycle between is free for the high half's write.
-        hold = Signal()
+        last = (pass_ == passes - 1) & (~pair | half)
+        advance = Signal()                      # an operation's request goes to the VGPR file
         m.d.comb += [
             advance.eq(self.read.valid & self.read.ready),
-            self.read.valid.eq(busy_seq & tags.w_rdy & ~hold),
+            self.read.valid.eq(busy_seq & tags.w_rdy),
             self.issue.ready.eq(~busy_seq | (advance & last)),
         ]
-        m.d.sync += hold.eq((advance & cur.dst_write & cur.dst_wide)
-                            | (hold & ~self.read.ready))
         # the second register of each 64-bit source, added as the instruction is taken
         hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
         dst1 = Signal(range(self._vgprs), name="seq_dst1")      # a 64-bit result's high half
         # S0 and S1 exchanged for the lanes when the control word says so
-        taken = Signal(self.issue_layout, name="seq_taken")
-        m.d.comb += taken.eq(ins)
-        with m.If(ins.control.swap):
-            m.d.comb += [taken.srcs[0].eq(ins.srcs[1]), taken.srcs[1].eq(ins.srcs[0])]
+        srcs = [data.View(source, Mux(ins.control.swap, ins.srcs[1 - k], ins.srcs[k]))
+                for k in range(2)]
+        wide = [Signal(name=f"seq_wide{k}") for k in range(2)]     # 64-bit sources
         with m.If(self.issue.valid & self.issue.ready):
-            m.d.sync += [busy_seq.eq(1), cur.eq(taken), pass_.eq(0), dst1.eq(ins.dst + 1)]
-            m.d.sync += [hi_reg[k].eq(taken.srcs[k].reg + 1) for k in range(2)]
+            m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0), half.eq(0),
+                         dst1.eq(ins.dst + 1),
+                         pair.eq(ins.control.cmp_wide | ins.control.shift64),
+                         flip.eq(ins.control.shift64 & ins.control.shift_right),
+                         wide[0].eq(ins.control.cmp_wide | ins.control.shift64),
+                         wide[1].eq(ins.control.cmp_wide)]
+            m.d.sync += [cur.srcs[k].eq(srcs[k]) for k in range(2)]
+            m.d.sync += [hi_reg[k].eq(srcs[k].reg + 1) for k in range(2)]
         with m.Elif(advance):
-            m.d.sync += pass_.eq(pass_ + 1)
-            with m.If(last):
-                m.d.sync += busy_seq.eq(0)
+            with m.If(pair & ~half):
+                m.d.sync += half.eq(1)
+            with m.Else():
+                m.d.sync += [half.eq(0), pass_.eq(pass_ + 1)]
+                with m.If(last):
+                    m.d.sync += busy_seq.eq(0)
 
+        word = half ^ flip                      # which word of the 64-bit operands
         req = self.read.payload
         m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
-        for i, (half, src) in enumerate(_READS):
-            s = cur.srcs[src]
-            m.d.comb += [req.regs[i].reg.eq(hi_reg[src] if half == "hi" else s.reg),
-                         req.regs[i].valid.eq(s.vgpr & (1 if half == "lo" else s.wide))]
         out_tag = Signal(tag)
+        for k in range(SOURCES):
+            s = cur.srcs[k]
+            high = wide[k] & word if k < 2 else 0
+            m.d.comb += [req.regs[k].reg.eq(Mux(high, hi_reg[k], s.reg) if k < 2 else s.reg),
+                         req.regs[k].valid.eq(s.vgpr),
+                         out_tag.vgpr[k].eq(s.vgpr),
+                         out_tag.values[k].eq(Mux(high, s.value[32:], s.value[:32]))]
         m.d.comb += [
             out_tag.slot.eq(cur.slot), out_tag.pass_.eq(pass_), out_tag.last.eq(last),
             out_tag.control.eq(cur.control), out_tag.dst.eq(cur.dst), out_tag.dst1.eq(dst1),
-            out_tag.dst_write.eq(cur.dst_write), out_tag.dst_wide.eq(cur.dst_wide),
+            out_tag.dst_write.eq(cur.dst_write), out_tag.dst_wide.eq(cur.control.shift64),
+            out_tag.half.eq(half),
             out_tag.exec.eq(cur.exec.word_select(pass_, lanes)),
             out_tag.cin.eq(cur.cin.word_select(pass_, lanes)),
             tags.w_data.eq(out_tag), tags.w_en.eq(advance),
         ]
-        for k in range(SOURCES):
-            m.d.comb += [out_tag.vgpr[k].eq(cur.srcs[k].vgpr),
-                         out_tag.values[k].eq(cur.srcs[k].value)]
 
-        # --- operand stage: the operands of a pass, VGPR data or the scalar operand, into the
-        # lanes' input registers (their stage 0). A pass with a 64-bit result goes in twice: in
-        # the next cycle (free of other operands, see ``hold``) the VGPR file's operand
-        # registers still hold its data, and its tag is taken again from ``o_tag``.
+        # --- operand stage: the operands of an operation, VGPR data or the scalar operand,
+        # into the lanes' input registers (their stage 0); a bubble is a no-op (control 0)
         got = self.operands.payload
-        again = Signal(name="o_again")          # this cycle repeats the last pass, half 1
-        o_valid = Signal(name="o_valid")        # a pass in the lanes' stage 0
+        o_valid = Signal(name="o_valid")        # an operation in the lanes' stage 0
         o_tag = Signal(tag, name="o_tag")
         ptag = Signal(tag)
-        m.d.comb += [ptag.eq(Mux(again, o_tag, tags.r_data)), tags.r_en.eq(self.operands.valid)]
-        m.d.sync += [o_valid.eq(self.operands.valid | again), o_tag.eq(ptag),
-                     o_tag.half.eq(again),
-                     again.eq(self.operands.valid & ptag.dst_write & ptag.dst_wide)]
+        m.d.comb += [ptag.eq(tags.r_data), tags.r_en.eq(self.operands.valid)]
+        m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
+        control = Signal(FastControl, name="o_control")
+        with m.If(self.operands.valid):
+            m.d.comb += control.eq(ptag.control)
         alus = []
         for lane in range(lanes):
             alu = FastLaneAlu(dsp=self._dsp, copy=lane)
             m.submodules[f"lane{lane}"] = alu
             alus.append(alu)
-            operands = [Cat(got.data[2 * k][lane], got.data[2 * k + 1][lane]) for k in range(2)]
-            operands.append(got.data[4][lane])
-            for k, (port, value) in enumerate(zip((alu.src0, alu.src1, alu.src2), operands,
-                                                  strict=True)):
-                m.d.comb += port.eq(Mux(ptag.vgpr[k], value, ptag.values[k][:len(port)]))
-            m.d.comb += [alu.cin.eq(ptag.cin[lane]), alu.control.eq(ptag.control),
-                         alu.half.eq(again)]
+            for k, port in enumerate((alu.src0, alu.src1, alu.src2)):
+                m.d.comb += port.eq(Mux(ptag.vgpr[k], got.data[k][lane], ptag.values[k]))
+            m.d.comb += [alu.cin.eq(ptag.cin[lane]), alu.control.eq(control),
+                         alu.half.eq(ptag.half)]
         m.d.comb += self.busy.eq(o_valid)
 
-        # --- write-back: the pass's tag beside the lanes ------------------------------------
+        # --- write-back: the operation's tag beside the lanes -------------------------------
         w_valid, w_tag = o_valid, o_tag
         for n in range(LATENCY - 1):
             v = Signal(name=f"x{n + 1}_valid")
@@ -246,7 +253,7 @@ class VectorUnit(wiring.Component):
             m.d.comb += full.word_select(Const(passes - 1, range(passes)), lanes).eq(flags)
         else:
             m.d.comb += full.eq(flags)
-        m.d.sync += [self.done.valid.eq(w_valid & w_tag.last & (~w_tag.dst_wide | w_tag.half)),
+        m.d.sync += [self.done.valid.eq(w_valid & w_tag.last),
                      self.done.payload.slot.eq(w_tag.slot),
                      self.done.payload.flags.eq(full)]
         return m
