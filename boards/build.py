@@ -50,8 +50,7 @@ from trimmer.profile import Profile
 from .board_top import BAUD, BoardTop, pll_setting
 from .platforms import Board, board
 
-__all__ = ["BuildError", "BuildResult", "build", "REPORT", "tool_command",
-           "relax_cross_port_collisions"]
+__all__ = ["BuildError", "BuildResult", "build", "REPORT", "tool_command"]
 
 #: The report in every output directory.
 REPORT = "report.json"
@@ -104,9 +103,6 @@ class BuildResult:
         ``{clock: (achieved MHz, constraint MHz)}`` after routing.
     seconds : dict of str to float
         Wall time per step.
-    relaxed : list of str
-        Memories whose cross-port collisions were declared undefined
-        (:func:`relax_cross_port_collisions`).
     """
 
     board: Board
@@ -123,7 +119,6 @@ class BuildResult:
     utilization: dict[str, tuple[int, int]] = field(default_factory=dict)
     fmax: dict[str, tuple[float, float]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-    relaxed: list[str] = field(default_factory=list)
 
     @property
     def timing_met(self) -> bool:
@@ -141,7 +136,6 @@ class BuildResult:
             "fmax_mhz": {k: {"achieved": a, "constraint": c}
                          for k, (a, c) in self.fmax.items()},
             "timing_met": self.timing_met, "seconds": self.seconds,
-            "collisions_undefined": self.relaxed,
         }
 
 
@@ -242,57 +236,6 @@ def _run(step: str, cmd: list[str], *, cwd: Path, log: Path, progress: Progress 
     if progress is not None:
         progress(f"{step}: done", seconds)
     return seconds
-
-
-_CELL = re.compile(r"^  cell (\$mem(?:rd|wr)_v2) \S+\n(.*?)^  end\n", re.MULTILINE | re.DOTALL)
-_PARAM = re.compile(r"^    parameter \\(\w+) (.*)$", re.MULTILINE)
-_CONNECT = re.compile(r"^    connect \\(\w+) (.*)$", re.MULTILINE)
-
-
-def relax_cross_port_collisions(rtlil: str) -> tuple[str, list[str]]:
-    """``rtlil`` with the memories written from two or more ports declared undefined when a
-    read port reads a word that another port writes in the same cycle (``COLLISION_X_MASK``
-    set for the write ports whose address is not the read port's own); the memories changed.
-
-    Amaranth's read ports read the old word on such a collision (the SoC's prefetch buffer
-    says so), a behaviour an ECP5 ``DP16KD`` in true-dual-port mode does not guarantee, so
-    Yosys' ``memory_libmap`` maps the memory to flip-flops instead: 2 million of them for the
-    256 KiB window. Only the memories with two write ports are concerned, and on the board the
-    host uses its side of the window only while no launch is running (docs/boards.md).
-    """
-    changed = []
-    out, last = [], 0
-    for module in re.finditer(r"^module (\S+)\n(.*?)^end\n", rtlil, re.MULTILINE | re.DOTALL):
-        body = module.group(2)
-        cells = []
-        for cell in _CELL.finditer(body):
-            params = dict(_PARAM.findall(cell.group(2)))
-            ports = dict(_CONNECT.findall(cell.group(2)))
-            cells.append((cell, cell.group(1), params, ports))
-        writes: dict[str, dict[int, str]] = {}
-        for _, kind, params, ports in cells:
-            if kind == "$memwr_v2":
-                writes.setdefault(params["MEMID"], {})[int(params["PORTID"])] = ports["ADDR"]
-        edits = []
-        for cell, kind, params, ports in cells:
-            wr = writes.get(params.get("MEMID"), {})
-            if kind != "$memrd_v2" or len(wr) < 2:
-                continue
-            width = max(wr) + 1
-            old = int(params["COLLISION_X_MASK"].split("'")[1] or "0", 2)
-            mask = old | sum(1 << p for p, addr in wr.items() if addr != ports["ADDR"])
-            text = cell.group(0).replace(
-                f"parameter \\COLLISION_X_MASK {params['COLLISION_X_MASK']}",
-                f"parameter \\COLLISION_X_MASK {width}'{mask:0{width}b}")
-            edits.append((cell.start(), cell.end(), text))
-            memid = params["MEMID"].strip('"').lstrip("\\")
-            changed.append(f"{module.group(1).lstrip(chr(92))}.{memid}")
-        start = module.start(2)
-        for a, b, text in edits:
-            out += [rtlil[last:start + a], text]
-            last = start + b
-    out.append(rtlil[last:])
-    return "".join(out), sorted(set(changed))
 
 
 def _yosys_overrides() -> dict[str, str]:
@@ -416,9 +359,6 @@ def build(kernels: Iterable[str], board_name: str, out_dir: str | os.PathLike, *
     except ResourceError as exc:      # the platform's own checks (pins, resources)
         raise BuildError(f"{b.name}: the design does not go onto the board: {exc}") from None
     result.seconds["elaborate"] = round(time.monotonic() - start, 1)
-    if b.open_toolchain:
-        plan.files[f"{NAME}.il"], result.relaxed = relax_cross_port_collisions(
-            plan.files[f"{NAME}.il"])
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     umask = os.umask(0)

@@ -23,8 +23,8 @@ def _check_window_bytes(name: str, value, *, allow_zero: bool):
 
 
 class PrefetchBuffer(wiring.Component):
-    """A true-dual-port block RAM of ``bytes`` bytes: one side serves bus requests, the other
-    is the host's window into it.
+    """A block RAM of ``bytes`` bytes with two sides: one serves bus requests, the other is the
+    host's window into it.
 
     Bus side (``port``): only the low ``log2(bytes)`` bits of the byte address are used (bits
     0-1 are ignored, accesses are whole dwords with a byte mask); the caller sends only requests
@@ -37,9 +37,12 @@ class PrefetchBuffer(wiring.Component):
     Host side (``host``): word address; ``r_data`` is valid the cycle after ``r_en`` and holds
     until the next ``r_en``; ``w_en`` writes the bytes selected by ``w_strb``.
 
-    Both sides read the old word when the other side writes it in the same cycle (no read port
-    is transparent). Writes by both sides to the same word in the same cycle leave it undefined;
-    the host is expected to use its side only while no launch is running.
+    The two sides share the RAM's one read-write port, the host first: in a cycle with
+    ``host.r_en`` or ``host.w_en`` the bus side takes no request (``port.req.ready`` is low).
+    So the sides never collide, and the RAM is a plain single-port memory that reads the old
+    word when it writes it, which an FPGA block RAM implements (an ECP5 ``DP16KD`` in
+    ``READBEFOREWRITE`` mode); the host is expected to use its side while no launch runs,
+    when the bus side is idle anyway.
 
     Parameters
     ----------
@@ -81,33 +84,29 @@ class PrefetchBuffer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.ram = ram = memory.Memory(self._data)
-        b_wp = ram.write_port(granularity=8)
-        b_rp = ram.read_port(transparent_for=())
-        h_wp = ram.write_port(granularity=8)
-        h_rp = ram.read_port(transparent_for=())
+        wp = ram.write_port(granularity=8)
+        rp = ram.read_port(transparent_for=())
+        host_turn = Signal()        # the host has the port this cycle
+        m.d.comb += host_turn.eq(self.host.r_en | self.host.w_en)
 
         # bus side: request cycle (b_), read data cycle (p_), and a 2-entry queue for answers
         # that could not be handed over at once
         req, rsp = self.port.req, self.port.rsp
         b_index = req.payload.addr[2:2 + self._addr_width]
         b_take = Signal()
-        m.d.comb += [b_take.eq(req.valid & req.ready),
-                     b_rp.addr.eq(b_index), b_wp.addr.eq(b_index),
-                     b_wp.data.eq(req.payload.data)]
-        with m.If(b_take & req.payload.write):
-            m.d.comb += b_wp.en.eq(req.payload.mask)
+        m.d.comb += b_take.eq(req.valid & req.ready)
 
         p_valid = Signal()
         p_write = Signal()
         p_data = Signal(32)
         m.d.sync += [p_valid.eq(b_take), p_write.eq(req.payload.write)]
-        m.d.comb += p_data.eq(Mux(p_write, 0, b_rp.data))
+        m.d.comb += p_data.eq(Mux(p_write, 0, rp.data))
 
         m.submodules.answers = answers = fifo.SyncFIFO(width=32, depth=2)
         # at most two answers are ever in flight (p_ stage plus queue), so the queue has room
         # for the p_ answer whenever it has to wait
         m.d.comb += [
-            req.ready.eq(answers.level + p_valid < 2),
+            req.ready.eq((answers.level + p_valid < 2) & ~host_turn),
             rsp.valid.eq(answers.r_rdy | p_valid),
             rsp.payload.data.eq(Mux(answers.r_rdy, answers.r_data, p_data)),
             answers.r_en.eq(rsp.ready),
@@ -115,12 +114,26 @@ class PrefetchBuffer(wiring.Component):
             answers.w_en.eq(p_valid & ~(rsp.ready & ~answers.r_rdy)),
         ]
 
-        # host side
-        m.d.comb += [h_rp.addr.eq(self.host.addr), h_rp.en.eq(self.host.r_en),
-                     self.host.r_data.eq(h_rp.data),
-                     h_wp.addr.eq(self.host.addr), h_wp.data.eq(self.host.w_data)]
-        with m.If(self.host.w_en):
-            m.d.comb += h_wp.en.eq(self.host.w_strb)
+        # the port: the host's access, else the bus side's request
+        with m.If(host_turn):
+            m.d.comb += [rp.addr.eq(self.host.addr), wp.addr.eq(self.host.addr),
+                         wp.data.eq(self.host.w_data)]
+            with m.If(self.host.w_en):
+                m.d.comb += wp.en.eq(self.host.w_strb)
+        with m.Else():
+            m.d.comb += [rp.addr.eq(b_index), wp.addr.eq(b_index),
+                         wp.data.eq(req.payload.data)]
+            with m.If(b_take & req.payload.write):
+                m.d.comb += wp.en.eq(req.payload.mask)
+
+        # host read data: from the port the cycle after r_en, then held (the bus side may
+        # read other words meanwhile)
+        h_fresh = Signal()
+        h_held = Signal(32)
+        m.d.sync += h_fresh.eq(self.host.r_en)
+        with m.If(h_fresh):
+            m.d.sync += h_held.eq(rp.data)
+        m.d.comb += self.host.r_data.eq(Mux(h_fresh, rp.data, h_held))
         return m
 
 
