@@ -26,7 +26,7 @@ The ``control`` connection injects faults. Each command is a JSON line, answered
 Parameters (see :mod:`gpgpu_hdl.sim.cocotb_io`): ``port`` and ``control`` (the host's TCP
 ports on 127.0.0.1), ``divisor`` (bus cycles per bit), ``clocks`` (``[cu_mhz, bus_mhz]``).
 Results: ``ns``, the simulated time, ``bytes``, ``[received, sent]``, and ``faults``, the
-commands executed.
+commands executed (but ``time``).
 """
 
 import json
@@ -150,7 +150,8 @@ async def serve(dut):
     def execute(command: dict) -> dict | None:
         """Apply ``command``; None for the ones that take simulated time (done by the loop)."""
         op = command.get("op")
-        faults.append(command)
+        if op != "time":
+            faults.append(command)
         if op == "drop":
             direction, nth = command["to"], int(command["nth"])
             base = counts[0] if direction == "board" else counts[1]
