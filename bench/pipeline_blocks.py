@@ -44,7 +44,7 @@ DESIGNS = {
     "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
     "salu": (lambda: PipelinedScalarAlu(dsp="ecp5"),
-             "pipelined scalar ALU, 4 stages, MULT18X18D registers"),
+             "pipelined scalar ALU, 5 stages, MULT18X18D registers"),
     "sgpr": (lambda: SgprFile(slots=8, sgprs=104, ports=2),
              "SGPR file, 8 slots x (104 SGPRs + VCC), 64-bit rows, 2 read ports"),
 }

@@ -11,30 +11,37 @@ stalls. Its results, SCC and EXEC equal :class:`~.salu.ScalarAlu`'s (and so the 
 
 The stages, each about three LUT levels or one carry chain deep::
 
-    stage 0  the inputs, with a copy of the control word for each group of datapaths (placed
-             and routed alone, a 3-stage version without it reached 79.68 MHz: 4.85 ns went
-             to routing one control bit from its register to its 200-odd loads)
+    stage 0  the inputs, with a copy of the control word for each group of datapaths (a
+             control bit shared by every datapath has 200-odd loads: routed from one
+             register, 4.85 ns of a 3-stage version's 12.55 ns critical path)
     stage 1  the 32-bit adder (add/sub with carries, compares, min/max) and the reverse
-             subtractor (s_abs, s_absdiff), which of the two (or a, or b) the arithmetic
-             result is; a == b; the bitwise family as a 2-input truth table per bit (logic,
-             saveexec, moves, selects, s_not); s_brev, s_bitset, s_sext; s_bfm's end; the
-             first half of the left and of the right shifter (by 0..56 in steps of 8); the
-             bit-field keep mask and the end of the field; the tested bit of
-             s_bitcmp; per group of 4 bits (complemented and reversed for s_ff0/s_flbit): any
-             bit set, the lowest set bit, the bit count; the multiplier operands into the DSP
-             blocks' input registers (:class:`~.dsp.Mul18`, three 18x18 partial products)
-    stage 2  the shifts' second halves (by 0..7), the bit-field extract's mask and sign fill,
-             s_bfm's mask (two thermometer codes),
-             s_wqm/s_quadmask from the group bits, the value (masked to the destination
-             width); the new SCC of everything but the "result != 0" kinds; the bit count to
-             two 6-bit halves, the lowest set bit to four 16-bit quarters; the partial
-             products (the DSP blocks' output registers)
-    stage 3  the product (a carry-save row and one 15-bit carry chain), the bit count, the
-             find-first index; the result select; SCC = value != 0
+             subtractor (s_abs, s_absdiff); a == b; the bitwise family as a 2-input truth
+             table per bit (logic, saveexec, moves, selects, s_not); s_brev, s_bitset,
+             s_sext; s_bfm's end; the first half of the left and of the right shifter (by 0
+             to 56 in steps of 8); the bit-field keep mask, the field's end and whether its
+             top bit is inside the operand; the tested bit of s_bitcmp; per group of 4 bits
+             (complemented and reversed for s_ff0/s_flbit): any bit set, the lowest set bit,
+             the bit count; the multiplier operands into the DSP blocks' input registers
+             (:class:`~.dsp.Mul18`, three 18x18 partial products)
+    stage 2  each source's value: the arithmetic result (lower-than from the adder's
+             carries picks among sum, reverse difference, a and b), the shifts' second halves
+             (by 0 to 7) with the bit-field mask, the field's sign bit, s_bfm's mask (two
+             thermometer codes), s_wqm/s_quadmask from the group bits; the new SCC of
+             everything but the "result != 0" kinds; the bit count to two 6-bit halves, the
+             lowest set bit to four 16-bit quarters; the partial products (the DSP blocks'
+             output registers)
+    stage 3  the value (the sources ORed, the sign fill, masked to the destination width);
+             the product (a carry-save row and one 15-bit carry chain), the bit count or the
+             find-first index
+    stage 4  the result select; SCC = value != 0
+
+Placed and routed alone, a 3-stage version (no input stage) reached 79.68 MHz and a 4-stage
+one 89.77 MHz (the value select of every source, with the bit-field sign, in one stage).
 
 :data:`~.salu.SALU_ALU_OPS` has no operation that writes only part of its work late: the
-multiply, the bit counts and the find-first operations, whose results come in stage 3, set
-no SCC from their value (``s_bcnt*`` sets it to "any bit counted", which stage 2 knows).
+multiply, the bit counts and the find-first operations, whose results come in stage 4's
+select, set no SCC from their value (``s_bcnt*`` sets it to "any bit counted", which stage 2
+knows).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -60,7 +67,7 @@ __all__ = ["LATENCY", "Arith", "SccSrc", "ScalarControl", "scalar_control", "Sca
            "PipelinedScalarAlu"]
 
 #: register stages from the operands to the outputs
-LATENCY = 4
+LATENCY = 5
 
 
 class Arith(enum.Enum, shape=3):
@@ -359,27 +366,13 @@ class PipelinedScalarAlu(wiring.Component):
         total = Signal(33, name="total")
         m.d.comb += total.eq(a[:32] + b_add + carry_in)
         overflow = comb("overflow", (a[31] == b_add[31]) & (total[31] != a[31]))
-        less = comb("less", Mux(ctl.signed, total[31] ^ overflow, ~total[32]))  # a < b
         rsub = Signal(32, name="rsub")
         m.d.comb += rsub.eq(Mux(ctl.arith == Arith.ABSDIFF, b_lo, 0) + ~a[:32] + 1)
-        # which of sum, rsub, a, b the arithmetic result is
-        pick = Signal(2, name="arith_pick")
-        with m.Switch(ctl.arith):
-            with m.Case(Arith.ABS):
-                m.d.comb += pick.eq(Mux(a[31], 1, 2))
-            with m.Case(Arith.ABSDIFF):
-                m.d.comb += pick.eq(Mux(less, 1, 0))
-            with m.Case(Arith.MIN):
-                m.d.comb += pick.eq(Mux(less, 2, 3))
-            with m.Case(Arith.MAX):
-                m.d.comb += pick.eq(Mux(less, 3, 2))
         s1_sum = stage(1, "sum", total)
         s1_rsub = stage(1, "rsub", rsub)
-        s1_pick = stage(1, "pick", pick)
         s1_a = stage(1, "a", a)
         s1_b = stage(1, "b", b_lo)
         s1_overflow = stage(1, "overflow", overflow)
-        s1_less = stage(1, "less", less)
         s1_equal = stage(1, "equal", a[:32] == b_lo)
 
         # the bitwise family: a truth table of (a, y) per bit
@@ -421,8 +414,10 @@ class PipelinedScalarAlu(wiring.Component):
         field_end = Signal(8, name="bfe_end")     # the field's top bit is a[field_end - 1]
         m.d.comb += field_end.eq(amount + field_width)
         s1_end = stage(1, "end", field_end)
+        end_inside = Mux(wide, ~field_end[6:].any() | (field_end == 64),
+                         ~field_end[5:].any() | (field_end == 32))
         s1_sign_ok = stage(1, "sign_ok", c_shift.signed & field_width.any()
-                           & ~field_width[6] & (wide | ~field_width[5]))
+                           & ~field_width[6] & (wide | ~field_width[5]) & end_inside)
 
         # s_bitcmp: the tested bit
         # (a 32-bit operation's amount is below 32: a's upper half is never selected)
@@ -455,29 +450,40 @@ class PipelinedScalarAlu(wiring.Component):
                          mul.b.eq(Cat(y_, Const(0, 18 - len(y_))))]
             muls[name] = mul.product
 
-        # --- stage 2 -------------------------------------------------------------------------
+        # --- stage 2: each source's value --------------------------------------------------
         s2 = control_stage(2, s1)
-        arith = comb("arith", Array([s1_sum[:32], s1_rsub, s1_a[:32], s1_b])[s1_pick])
+        # a < b (of a subtraction), and which of sum, rsub, a, b the arithmetic result is
+        less = comb("less", Mux(s1.signed, s1_sum[31] ^ s1_overflow, ~s1_sum[32]))
+        pick = Signal(2, name="arith_pick")
+        with m.Switch(s1.arith):
+            with m.Case(Arith.ABS):
+                m.d.comb += pick.eq(Mux(s1_a[31], 1, 2))
+            with m.Case(Arith.ABSDIFF):
+                m.d.comb += pick.eq(Mux(less, 1, 0))
+            with m.Case(Arith.MIN):
+                m.d.comb += pick.eq(Mux(less, 2, 3))
+            with m.Case(Arith.MAX):
+                m.d.comb += pick.eq(Mux(less, 3, 2))
+        arith = comb("arith", Array([s1_sum[:32], s1_rsub, s1_a[:32], s1_b])[pick])
         shr = comb("shr", Array(Cat(s1_shr, s1_fill.replicate(7))[k:k + 64]
                                 for k in range(8))[s1_amount])
         shl = comb("shl", Array(Cat(Const(0, 7), s1_shl)[7 - k:71 - k]
                                 for k in range(8))[s1_amount])
-        end_inside = Mux(s1.wide, ~s1_end[6:].any() | (s1_end == 64),
-                         ~s1_end[5:].any() | (s1_end == 32))
-        sign = comb("bfe_sign", s1_sign_ok & end_inside
-                    & Cat(Const(0, 1), s1_a).bit_select(s1_end[:7], 1))
         keep = comb("keep", s1_keep | ~s1.bfe.replicate(64))
-        bfe_fill = comb("bfe_fill", s1.bfe & sign)
         wqm = Cat(s1_any[q].replicate(4) for q in range(16))
-        bfm = Mux(s1.v_bfm, _thermometer64(s1_bfm_end) & ~_thermometer64(s1_bfm_off), 0)
-        value = comb("value", s1_bitwise | s1_misc | bfm | Mux(s1.v_arith, arith, 0)
-                     | Mux(s1.v_shl, shl, 0)
-                     | Mux(s1.v_shr, (shr & keep) | (~keep & bfe_fill.replicate(64)), 0)
-                     | Mux(s1.v_wqm, wqm, 0) | Mux(s1.v_quadmask, s1_any, 0), 64)
-        s2_value = stage(2, "value", Cat(value[:32], value[32:] & s1.dst64.replicate(32)))
+        s2_arith = stage(2, "arith", Mux(s1.v_arith, arith, 0))
+        s2_shl = stage(2, "shl", Mux(s1.v_shl, shl, 0))
+        s2_shr = stage(2, "shr", Mux(s1.v_shr, shr & keep, 0))
+        # the bit-field extract's sign fill: the field's top bit, where the field is not kept
+        s2_fill = stage(2, "fill", s1.bfe & s1_sign_ok
+                        & Cat(Const(0, 1), s1_a).bit_select(s1_end[:7], 1))
+        s2_fill_mask = stage(2, "fill_mask", ~keep)
+        s2_bfm = stage(2, "bfm", Mux(s1.v_bfm, _thermometer64(s1_bfm_end)
+                                     & ~_thermometer64(s1_bfm_off), 0))
+        s2_other = stage(2, "other", s1_bitwise | s1_misc | Mux(s1.v_wqm, wqm, 0)
+                         | Mux(s1.v_quadmask, s1_any, 0), 64)
 
-        conds = Array([s1_equal, ~s1_equal, ~s1_less & ~s1_equal, ~s1_less, s1_less,
-                       s1_less | s1_equal])
+        conds = Array([s1_equal, ~s1_equal, ~less & ~s1_equal, ~less, less, less | s1_equal])
         scc = Array([s1_cin, 0, s1_sum[32], ~s1_sum[32], s1_overflow, conds[s1.cond], s1_bit,
                      s1_any.any()])[s1.scc]
         s2_scc = stage(2, "scc", scc)
@@ -497,23 +503,32 @@ class PipelinedScalarAlu(wiring.Component):
             quarters.append((stage(2, f"any{q}", s1_any[4 * q:4 * q + 4].any()),
                              stage(2, f"lowest{q}", _first(pairs))))
 
-        # --- stage 3 -------------------------------------------------------------------------
+        # --- stage 3: the value; the product, the count, the find-first index ---------------
+        s3 = control_stage(3, s2)
+        value = comb("value", s2_other | s2_arith | s2_shl | s2_shr | s2_bfm
+                     | (s2_fill_mask & s2_fill.replicate(64)), 64)
+        s3_value = stage(3, "value", Cat(value[:32], value[32:] & s2.dst64.replicate(32)))
+        s3_scc = stage(3, "scc", s2_scc)
+        s3_write_d = stage(3, "write_d", s2_write_d)
+        s3_exec = stage(3, "exec", s2_exec)
         ll, lh, hl = muls["ll"], muls["lh"], muls["hl"]
         top_sum, top_carry = _csa(ll[17:32], lh[:15], hl[:15], 15)
-        product = comb("product", Cat(ll[:17], (top_sum + top_carry)[:15]))
-        count = comb("count", halves[0] + halves[1])
+        product = Cat(ll[:17], (top_sum + top_carry)[:15])
         found = Cat(_first([(flag, Cat(low, Const(q, 2))) for q, (flag, low)
                             in enumerate(quarters)]), Const(0, 26))
         found = Mux(Cat(flag for flag, _ in quarters).any(), found, Const(0xFFFF_FFFF, 32))
-        late = (Mux(s2.r_mul, product, 0) | Mux(s2.r_count, count, 0)
-                | Mux(s2.r_find, found, 0))
-        plain = ~(s2.r_mul | s2.r_count | s2.r_find | s2.r_exec)
+        s3_late = stage(3, "late", Mux(s2.r_mul, product, 0)
+                        | Mux(s2.r_count, halves[0] + halves[1], 0) | Mux(s2.r_find, found, 0),
+                        32)
+
+        # --- stage 4: the result select, SCC = value != 0 ----------------------------------
+        plain = ~(s3.r_mul | s3.r_count | s3.r_find | s3.r_exec)
         m.d.sync += [
-            self.result.eq(Mux(plain, s2_value, 0) | Mux(s2.r_exec, s2_exec, 0) | late),
-            self.write_d.eq(s2_write_d),
-            self.scc_out.eq(Mux(s2.scc == SccSrc.VALUE, s2_value.any(), s2_scc)),
-            self.write_scc.eq(s2.scc != SccSrc.NONE),
-            self.exec_out.eq(s2_value),
-            self.write_exec.eq(s2.write_exec),
+            self.result.eq(Mux(plain, s3_value, 0) | Mux(s3.r_exec, s3_exec, 0) | s3_late),
+            self.write_d.eq(s3_write_d),
+            self.scc_out.eq(Mux(s3.scc == SccSrc.VALUE, s3_value.any(), s3_scc)),
+            self.write_scc.eq(s3.scc != SccSrc.NONE),
+            self.exec_out.eq(s3_value),
+            self.write_exec.eq(s3.write_exec),
         ]
         return m
