@@ -14,7 +14,7 @@ is done. Its stages:
   needs later (control word, scalar operands, its EXEC and carry-in bits, destination) into a
   small FIFO beside it; the next instruction follows the last operation of the previous one
   without a gap;
-* **VGPR file** (outside): four stages, more when registers share a bank;
+* **VGPR file** (outside): five stages, more when registers share a bank;
 * **operand stage**: the operands of an operation, VGPR data or the scalar operand, into the
   lanes' input registers (the lanes' stage 0, with each lane's own copy of the control word);
   a cycle without operands is a no-op for the lanes;

@@ -15,14 +15,13 @@ Writes have their own port and never wait; a read in the same cycle as a write t
 register returns the old value (the one-instruction-in-flight rule keeps a wave from reading a
 register its own previous instruction has not written yet).
 
-The collector is a pipeline of four stages, each a few LUT levels deep: *schedule* (the
+The collector is a pipeline of five stages, each a few LUT levels deep: *schedule* (the
 request is taken and its read plan registered: which source reads which bank in which turn,
-and which turn each source loads its operand from), *read* (each bank reads the row of the
-source whose turn it is; one cycle, or one per register of the busiest bank), *bank
-registers* (each bank's output registered beside its block RAMs) and *collect* (each source's
-operand register loads from its bank's register). So a
-request's operands come out three cycles after its last read, and a conflict-free request is
-taken every cycle.
+and which turn each source loads its operand from), *address* (each bank's row, of the source
+whose turn it is, registered: one cycle, or one per register of the busiest bank), *read*,
+*bank registers* (each bank's output registered beside its block RAMs) and *collect* (each
+source's operand register loads from its bank's register). So a request's operands come out
+four cycles after its last turn, and a conflict-free request is taken every cycle.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -68,12 +67,12 @@ class VgprFile(wiring.Component):
     -------
     read : In(stream.Signature(read_layout))
         A pass's operands to read: ``slot``, ``pass_``, and per source ``reg`` with ``valid``.
-        Taken (``ready``) when the schedule stage is empty or its request does its last read
-        in this cycle: a request with no two registers in one bank is read in the cycle after
-        it is taken, one with conflicts in as many cycles as its busiest bank has registers.
+        Taken (``ready``) when the schedule stage is empty or its request has its last turn in
+        this cycle: a request with no two registers in one bank has one turn, in the cycle
+        after it is taken, one with conflicts as many as its busiest bank has registers.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; anything
-        for an invalid source, which is not read), three cycles after its last read (four
+        for an invalid source, which is not read), four cycles after its last turn (five
         after it is taken when it has no conflict), from registers. The consumer takes it at
         once.
     write : In(stream.Signature(write_layout, always_ready=True))
@@ -202,17 +201,21 @@ class VgprFile(wiring.Component):
         with m.Elif(s_done):
             m.d.sync += s_valid.eq(0)
 
-        # --- stage 2, read: each bank reads the row of the source whose turn it is -----------
+        # --- stage 2, address: each bank's row, of the source whose turn it is, into a
+        # register (the block RAMs are spread over the chip: their address inputs get a cycle
+        # of routing of their own); stage 3, read ---------------------------------------------
         for b in range(BANKS):
             port = banks_r[b]
             row = 0
             for i in range(n):
                 row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
-            m.d.comb += [port.addr.eq(row), port.en.eq(1)]
+            a_row = Signal(range(self.rows), name=f"a_row{b}")
+            m.d.sync += a_row.eq(row)
+            m.d.comb += [port.addr.eq(a_row), port.en.eq(1)]
 
-        # --- stage 3, bank registers: each bank's output, registered next to its block RAMs
+        # --- stage 4, bank registers: each bank's output, registered next to its block RAMs
         # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
-        # which Yosys does not use); stage 4, collect: each source's register loads its bank's
+        # which Yosys does not use); stage 5, collect: each source's register loads its bank's
         # data. Both per lane, with the lane's own copy of the control ---------------------------
         def delayed(value, name, cycles):
             for c in range(cycles):
@@ -222,8 +225,8 @@ class VgprFile(wiring.Component):
             return value
 
         load = delayed(Cat(s_valid & s_loads[i] & (s_load_turn[i] == k) for i in range(n)),
-                       "load", 1)
-        bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 1)
+                       "load", 2)
+        bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 2)
         for lane in range(self._lanes):
             m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane)
             m.d.comb += [collect.load.eq(load), collect.bank.eq(bank)]
@@ -231,9 +234,9 @@ class VgprFile(wiring.Component):
                 m.d.comb += collect.bank_data[b].eq(banks_r[b].data[lane])
             for i in range(n):
                 m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
-        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 2)),
-                     self.operands.payload.slot.eq(delayed(s_slot, "slot", 2)),
-                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 2))]
+        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3)),
+                     self.operands.payload.slot.eq(delayed(s_slot, "slot", 3)),
+                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 3))]
         return m
 
 

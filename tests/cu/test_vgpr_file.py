@@ -71,10 +71,10 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
                 cycles += 1
                 waited += ctx.get(dut.conflict)
                 await ctx.tick()
-                assert cycles <= 2 + sources, regs
-            # after the cycle it is taken in (the schedule): one read cycle per register of the
-            # busiest bank, then the bank registers and the collect
-            assert cycles == expected_cycles(regs) + 2, (regs, cycles)
+                assert cycles <= 3 + sources, regs
+            # after the cycle it is taken in (the schedule): one turn (address) per register of
+            # the busiest bank, then the read, the bank registers and the collect
+            assert cycles == expected_cycles(regs) + 3, (regs, cycles)
             assert waited == expected_cycles(regs) - 1, (regs, waited)
             conflicts[0] += waited
             out = ctx.get(dut.operands.payload)
@@ -97,7 +97,7 @@ def test_conflict_free_requests_go_at_one_per_cycle():
     async def bench(ctx):
         ctx.set(dut.read.valid, 1)
         accepted, bundles = [], []
-        for cycle in range(len(requests) + 4):
+        for cycle in range(len(requests) + 5):
             if cycle < len(requests):
                 ctx.set(dut.read.payload, {"slot": 1, "pass_": 2, "regs": [
                     {"reg": r or 0, "valid": r is not None} for r in requests[cycle]]})
@@ -111,7 +111,7 @@ def test_conflict_free_requests_go_at_one_per_cycle():
                 bundles.append(cycle)
             assert not conflict
         assert accepted == [0, 1, 2, 3]           # one a cycle
-        assert bundles == [4, 5, 6, 7]            # each four cycles after it was taken
+        assert bundles == [5, 6, 7, 8]            # each five cycles after it was taken
 
     simulate(dut, bench, clock=1e-8)
 
