@@ -6,9 +6,9 @@ Every :data:`SALU_ALU_OPS` operation with the full vector set of the combination
 width, SIMM16 corners, corners and random operands with junk where the operation must not
 look, SCC 0 and 1 for the operations that read it), all shuffled into one stream that issues
 a new operation every cycle, so that each stage holds a different operation; each output must
-come exactly ``LATENCY`` cycles after its operands and equal :func:`~tests.cu.salu_cases.
-reference` (the golden model's :data:`~gpgpu_hdl.emu.salu.SALU_OPS` and
-:data:`~gpgpu_hdl.emu.salu.SAVEEXEC_OPS`).
+come exactly ``LATENCY`` cycles after its operands and equal
+:func:`tests.cu.salu_cases.reference` (the golden model's :data:`~gpgpu_hdl.emu.salu.SALU_OPS`
+and :data:`~gpgpu_hdl.emu.salu.SAVEEXEC_OPS`).
 """
 
 from __future__ import annotations
