@@ -6,7 +6,7 @@ of context) inside :class:`~gpgpu_hdl.synth.Registered`, so Fmax is that of the 
 register-to-register paths.
 
     python bench/pipeline_blocks.py [--only NAME ...] [--seed N ...] [--freq MHZ]
-                                    [--timeout SECONDS]
+                                    [--router router1|router2] [--timeout SECONDS]
 
 Results are cached under ``build/synth`` like every synthesis of the project.
 """
@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, nargs="+", default=[1], help="nextpnr placer seeds")
     ap.add_argument("--freq", type=float, default=150.0,
                     help="clock constraint for nextpnr in MHz (default 150)")
+    ap.add_argument("--router", choices=("router1", "router2"), default="router2",
+                    help="nextpnr's router (router2 diverges on the vector slices; router1 "
+                         "routes them)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per tool run")
     args = ap.parse_args(argv)
     cache = ROOT / "build/synth"
@@ -71,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 area = synthesize(text, top, "ecp5", cache_dir=cache, timeout=args.timeout)
                 timing = place_and_route(area, frequency_mhz=args.freq, seed=seed,
+                                         router=args.router,
                                          cache_dir=cache, timeout=args.timeout)
             except GpgpuError as exc:
                 print(f"{name:9} failed: {str(exc).splitlines()[0]}", flush=True)
