@@ -20,10 +20,18 @@ from amaranth.hdl import ClockSignal, Instance, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["DSP_STYLES", "LATENCY", "Mul18"]
+__all__ = ["DSP_STYLES", "LATENCY", "check_style", "Mul18"]
 
 #: the ways a :class:`Mul18` can be built
 DSP_STYLES = ("generic", "ecp5")
+
+
+def check_style(style: str, what: str = "dsp style") -> str:
+    """``style`` if it is one of :data:`DSP_STYLES`, else a ``ValueError`` naming ``what``."""
+    if style not in DSP_STYLES:
+        raise ValueError(f"{what} must be one of {', '.join(map(repr, DSP_STYLES))}, "
+                         f"not {style!r}")
+    return style
 #: register stages from the operands to the product
 LATENCY = 2
 _WIDTH = 18
@@ -53,10 +61,7 @@ class Mul18(wiring.Component):
     product: Out(signed(2 * _WIDTH))
 
     def __init__(self, *, style: str = "generic"):
-        if style not in DSP_STYLES:
-            raise ValueError(f"dsp style must be one of {', '.join(map(repr, DSP_STYLES))}, "
-                             f"not {style!r}")
-        self._style = style
+        self._style = check_style(style)
         super().__init__()
 
     @property

@@ -60,7 +60,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from .dsp import DSP_STYLES, Mul18
+from .dsp import Mul18, check_style
 from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH, extend_operand
 from .shifter import ShiftOp
 from .valu import (
@@ -289,10 +289,7 @@ class FastLaneAlu(wiring.Component):
     flag: Out(1)
 
     def __init__(self, *, dsp: str = "generic", copy: int = 0):
-        if dsp not in DSP_STYLES:
-            raise ValueError(f"dsp must be one of {', '.join(map(repr, DSP_STYLES))}, "
-                             f"not {dsp!r}")
-        self._dsp = dsp
+        self._dsp = check_style(dsp, "dsp")
         self._copy = copy
         super().__init__()
 

@@ -48,7 +48,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .dsp import DSP_STYLES, Mul18
+from .dsp import Mul18, check_style
 from .fast_alu import _csa
 from .salu import (
     _CONTROL,
@@ -302,10 +302,7 @@ class PipelinedScalarAlu(wiring.Component):
     write_exec: Out(1)
 
     def __init__(self, *, dsp: str = "generic"):
-        if dsp not in DSP_STYLES:
-            raise ValueError(f"dsp must be one of {', '.join(map(repr, DSP_STYLES))}, "
-                             f"not {dsp!r}")
-        self._dsp = dsp
+        self._dsp = check_style(dsp, "dsp")
         super().__init__()
 
     @property
