@@ -12,8 +12,9 @@ is done. Its stages:
 * **pass sequencer**: takes an instruction and sends one operation per pass to the VGPR file
   (two for an instruction with 64-bit operands or result, see below), with what the operation
   needs later (control word, scalar operands, its EXEC and carry-in bits, destination) into a
-  small FIFO beside it; the next instruction follows the last operation of the previous one
-  without a gap;
+  FIFO beside it; the next instruction follows the last operation of the previous one
+  without a gap. The requests wait in a small FIFO of their own (a cycle), so that the
+  sequencer's handshakes depend on FIFO levels, not on the VGPR file's ``ready``;
 * **VGPR file** (outside): five stages, more when registers share a bank;
 * **operand stage**: the operands of an operation, VGPR data or the scalar operand, into the
   lanes' input registers (the lanes' stage 0, with each lane's own copy of the control word);
@@ -149,14 +150,21 @@ class VectorUnit(wiring.Component):
         half = Signal(name="seq_half")
         pair = Signal(name="seq_pair")          # two operations per pass
         flip = Signal(name="seq_flip")          # the first operation takes the high words
-        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=6)
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=8)
+        # the requests wait in a small FIFO, so that the sequencer (and the wide enable of its
+        # instruction register) depends on FIFO levels only, not on the VGPR file's ready
+        read_layout = self.read.payload.shape()
+        m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
 
         last = (pass_ == passes - 1) & (~pair | half)
         advance = Signal()                      # an operation's request goes to the VGPR file
         m.d.comb += [
-            advance.eq(self.read.valid & self.read.ready),
-            self.read.valid.eq(busy_seq & tags.w_rdy),
+            advance.eq(busy_seq & tags.w_rdy & requests.w_rdy),
             self.issue.ready.eq(~busy_seq | (advance & last)),
+            requests.w_en.eq(advance),
+            self.read.valid.eq(requests.r_rdy),
+            self.read.payload.eq(requests.r_data),
+            requests.r_en.eq(self.read.ready),
         ]
         # the second register of each 64-bit source, added as the instruction is taken
         hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
@@ -183,8 +191,8 @@ class VectorUnit(wiring.Component):
                     m.d.sync += busy_seq.eq(0)
 
         word = half ^ flip                      # which word of the 64-bit operands
-        req = self.read.payload
-        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
+        req = Signal(read_layout, name="seq_request")
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req)]
         out_tag = Signal(tag)
         for k in range(SOURCES):
             s = cur.srcs[k]

@@ -219,10 +219,10 @@ def test_a_conflict_free_instruction_every_pass_count_cycles(lanes):
     assert taken == [i * passes for i in range(8)]
     assert len(done) == 8
     assert [b - a for a, b in zip(done, done[1:], strict=False)] == [passes] * 7
-    # issue to done: the sequencer's register, the passes, the VGPR file's schedule, read, bank
-    # register and collect stages after the last turn, the lanes (from their input registers,
-    # the operand stage), the done register
-    assert done[0] - taken[0] == 1 + passes + 4 + LATENCY + 1
+    # issue to done: the sequencer's register, the passes, the request FIFO (a cycle), the
+    # VGPR file's schedule, read, bank register and collect stages after the last turn, the
+    # lanes (from their input registers, the operand stage), the done register
+    assert done[0] - taken[0] == 1 + passes + 1 + 4 + LATENCY + 1
 
 
 @pytest.mark.parametrize(("name", "order"), [("v_lshl_b64", [4, 5]), ("v_ashr_i64", [5, 4])])
