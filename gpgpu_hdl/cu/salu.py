@@ -30,7 +30,8 @@ from ..isa.table import TABLE, InstrInfo, Unit
 from .multiplier import MulOp, MulUnit
 from .shifter import SHIFTER_STYLES, ShiftOp, make_shifter
 
-__all__ = ["SALU_ALU_OPS", "SALU_CORE_OPS", "CONDITIONAL_WRITES", "SaluOp", "ScalarAlu"]
+__all__ = ["SALU_ALU_OPS", "SALU_CORE_OPS", "CONDITIONAL_WRITES", "SaluOp", "ALU_PORTS",
+           "ScalarAlu"]
 
 _SALU_FORMATS = (Format.SOP1, Format.SOP2, Format.SOPC, Format.SOPK)
 
@@ -287,6 +288,15 @@ def _popcount(value):
     return level[0]
 
 
+#: The operand and result ports of a scalar ALU (this one and the pipelined
+#: :class:`~.scalar_alu.PipelinedScalarAlu`), beside its operation input.
+ALU_PORTS = {
+    "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(64),
+    "result": Out(64), "write_d": Out(1), "scc_out": Out(1), "write_scc": Out(1),
+    "exec_out": Out(64), "write_exec": Out(1),
+}
+
+
 class ScalarAlu(wiring.Component):
     """The scalar ALU: the SOP1, SOP2, SOPC and SOPK data operations of :data:`SALU_ALU_OPS`.
 
@@ -363,25 +373,13 @@ class ScalarAlu(wiring.Component):
         The operation writes EXEC (the ``s_*_saveexec_b64`` operations).
     """
 
-    op: In(SaluOp)
-    a: In(64)
-    b: In(64)
-    scc_in: In(1)
-    exec_in: In(64)
-    result: Out(64)
-    write_d: Out(1)
-    scc_out: Out(1)
-    write_scc: Out(1)
-    exec_out: Out(64)
-    write_exec: Out(1)
-
     def __init__(self, *, ops=None, shifter: str = "barrel"):
         self._ops = _check_ops(ops)
         if shifter not in SHIFTER_STYLES:
             raise ValueError(f"shifter style must be one of "
                              f"{', '.join(map(repr, SHIFTER_STYLES))}, not {shifter!r}")
         self._shifter = shifter
-        super().__init__()
+        super().__init__({"op": In(SaluOp), **ALU_PORTS})
 
     @property
     def ops(self) -> tuple[str, ...]:

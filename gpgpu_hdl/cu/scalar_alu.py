@@ -52,6 +52,7 @@ from .dsp import Mul18, check_style
 from .fast_alu import _csa
 from .salu import (
     _CONTROL,
+    ALU_PORTS,
     SALU_ALU_OPS,
     SaluOp,
     _Cond,
@@ -289,21 +290,9 @@ class PipelinedScalarAlu(wiring.Component):
         The operation writes EXEC (the saveexec forms).
     """
 
-    control: In(ScalarControl)
-    a: In(64)
-    b: In(64)
-    scc_in: In(1)
-    exec_in: In(64)
-    result: Out(64)
-    write_d: Out(1)
-    scc_out: Out(1)
-    write_scc: Out(1)
-    exec_out: Out(64)
-    write_exec: Out(1)
-
     def __init__(self, *, dsp: str = "generic"):
         self._dsp = check_style(dsp, "dsp")
-        super().__init__()
+        super().__init__({"control": In(ScalarControl), **ALU_PORTS})
 
     @property
     def dsp(self) -> str:
