@@ -1,0 +1,627 @@
+"""The buffer load/store unit of the pipelined compute unit (issue "The compute unit as a
+pipeline", docs/pipeline.md): a building block, not yet used by
+:class:`~gpgpu_hdl.cu.core.ComputeUnit`.
+
+:class:`BufferUnit` runs the MUBUF loads and stores (``buffer_load_{ubyte, sbyte, ushort,
+sshort, dword, dwordx2, dwordx3, dwordx4}``, ``buffer_store_{byte, short, dword, dwordx2,
+dwordx3, dwordx4}``) of the waves the issue stage sends it, with the semantics of the
+multi-cycle unit's ``BUF_STREAM`` state and of the golden model (``gpgpu_hdl/emu/lsu.py``):
+addr64, offen/idxen with the V#'s stride, ADD_TID, swizzle, the raw buffer's range check
+(an access not wholly below NUM_RECORDS - SOFFSET is out of range) and the structured
+buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. Its stages:
+
+* **sequencer**: takes an instruction, computes its constants (base + SOFFSET, the range
+  limit) in two cycles, then per pass with an EXEC bit set writes a *job* (the pass and the
+  instruction's constants) and asks the VGPR file for the pass's registers: one request of
+  three registers (``vaddr``, ``vaddr + 1``, ``vdata``), and a second one (``vdata + 1`` to
+  ``vdata + 3``) for a store of two dwords or more; a load addressed by its offset alone
+  reads nothing. A pass whose EXEC bits are all 0 is skipped. After the last pass, a
+  *marker* job closes the instruction. Requests wait in a 2-deep FIFO (the sequencer's
+  handshakes depend on FIFO levels only);
+* **landing**: each request's operands (always taken, as the VGPR file gives them) into a
+  FIFO of whole passes (``A`` for the first request, ``B`` for the second): the sequencer
+  asks for a pass only when its place is free, and keeps enough passes in flight to cover
+  the VGPR file's latency (:func:`landing_depth`);
+* **walker**: the job's active lanes in order, one dword a cycle: the lane's words (a
+  ``lanes``:1 multiplexer on the landing FIFO's head) into the address pipeline; a lane of an
+  x2-x4 access stays for as many cycles as it has dwords. The marker is one more cycle;
+* **address pipeline** (free-running, nine register stages): index and offset; the
+  multiplier operand (``index`` or, swizzled, ``index / index_stride``), the swizzle's small
+  terms and the structured range check; two stages of registered 16x14 multipliers
+  (:class:`~gpgpu_hdl.cu.dsp.Mul18`, one per half of the 32-bit operand); the product; the
+  product plus the offset; the swizzle's shift and sum (the buffer offset); the 48-bit sum
+  with base + SOFFSET (or the addr64 pair) and the raw range check; the dword's address
+  (+ 4 per dword), whether it is at or above 4 GiB, the request's data shifted into its
+  byte lanes and its byte mask;
+* **end**: the request into the request FIFO (it goes out on ``req``), and a *tag* (where its
+  answer goes) into the tag FIFO; an out-of-range load dword leaves a tag that writes 0
+  without a request, an out-of-range store dword nothing; the marker leaves a tag too, and
+  says ``sent`` (with ``trap`` when a dword of the instruction was at or above 4 GiB: that
+  dword sends nothing and writes nothing);
+* **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
+  and sign-extended for a sub-dword load) goes out on ``fill`` as a one-lane VGPR write and
+  on ``load_trace``; a store's acknowledgement is dropped; the marker says ``landed`` once
+  every earlier write has gone out.
+
+A credit counter keeps the dwords between the walker and the retire stage at most ``depth``,
+so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready; the address
+pipeline never stalls. Requests leave in the order of the instructions, lane after lane
+(each lane's dwords together), as the multi-cycle unit sends them (the SoC's AXI master merges
+consecutive dwords into bursts). Unaligned dword accesses are as in the multi-cycle unit: the
+address's low two bits select the byte lanes of a sub-dword access only.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .core import LoadTraceLayout, MemRequest, MemResponse
+from .decode import MemKind
+from .dsp import Mul18, check_style
+from .vgpr_file import vgpr_layouts
+
+__all__ = ["BufferUnit", "buffer_issue_layout", "issue_control", "landing_depth",
+           "PIPELINE_STAGES"]
+
+#: register stages from the walker's output to the end stage (requests and tags written)
+PIPELINE_STAGES = 10
+#: VGPR file reads a pass of the buffer unit asks for at most (three registers each)
+SOURCES = 3
+_LANES = (4, 8, 16)
+
+
+def buffer_issue_layout(*, slots: int, vgprs: int) -> data.StructLayout:
+    """The payload of :attr:`BufferUnit.issue`."""
+    return data.StructLayout({
+        "slot": range(slots),
+        "kind": MemKind,            # LOAD or STORE
+        "dwords": range(1, 5),      # per lane (x2, x3, x4)
+        "size": range(5),           # bytes per element: 1, 2 or 4
+        "signed": 1,                # sign-extend a sub-dword load
+        "offen": 1, "idxen": 1, "addr64": 1,
+        "offset": 12,
+        "vaddr": range(vgprs),
+        "vdata": range(vgprs),
+        "vsharp": 128,              # the buffer resource (V#)
+        "soffset": 32,              # SOFFSET's value
+        "exec": 64,
+    })
+
+
+def issue_control(payload, ctl) -> list:
+    """Assignments of the ``kind``, ``dwords``, ``size`` and ``signed`` fields of an
+    :attr:`BufferUnit.issue` ``payload`` from the decoder's control word ``ctl`` (a view of
+    :data:`~gpgpu_hdl.cu.decode.DecodedLayout`) of a buffer load or store."""
+    return [payload.kind.eq(ctl.mem), payload.dwords.eq(ctl.dwords[:3]),
+            payload.size.eq(ctl.size), payload.signed.eq(ctl.signed)]
+
+
+def landing_depth(lanes: int) -> int:
+    """Passes the landing FIFOs hold: enough that a pass's VGPR reads (about 12 cycles from
+    the sequencer's request to the operands in the FIFO) come back while the walker sends the
+    passes before it (``lanes`` cycles each at least)."""
+    return 1 + -(-12 // lanes)
+
+
+def _ffs(value, width: int):
+    """The index of the lowest set bit of ``value`` (0 when none), as a tree of
+    multiplexers."""
+    if width == 1:
+        return Const(0, 1)
+    half = width // 2
+    lo, hi = value[:half], value[half:]
+    low = lo.any()
+    sub = Mux(low, _ffs(lo, half), _ffs(hi, half)) if half > 1 else Const(0, 1)
+    return Cat(sub, ~low) if half > 1 else ~low
+
+
+class BufferUnit(wiring.Component):
+    """MUBUF loads and stores: VGPR operands, addresses, memory requests, answers.
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes per pass (4, 8 or 16); a wave64 is ``64 / lanes`` passes.
+    slots : int
+        Wave slots.
+    vgprs : int
+        VGPRs per wave slot.
+    depth : int
+        Dwords in flight at most (sent, or out-of-range load dwords, not yet retired), and
+        the depth of the request, tag and answer FIFOs. The memory's latency in cycles plus
+        about 12 sends a request every cycle.
+    dsp : str
+        How the stride multipliers are built (:data:`~gpgpu_hdl.cu.dsp.DSP_STYLES`).
+
+    Members
+    -------
+    issue : In(stream.Signature(issue_layout))
+        A buffer load or store (:func:`buffer_issue_layout`): ``slot``; ``kind``
+        (:class:`~gpgpu_hdl.cu.decode.MemKind` ``LOAD`` or ``STORE``; atomics are not taken
+        here), ``dwords`` (1-4), ``size`` (1, 2 or 4 bytes; sub-dword with ``dwords`` 1),
+        ``signed`` (:func:`issue_control` sets these four from the decoder's control word);
+        the MUBUF fields ``offen``, ``idxen``, ``addr64``, ``offset``, ``vaddr``, ``vdata``;
+        ``vsharp`` (the V#, 128 bits), ``soffset`` (SOFFSET's value), ``exec``. Taken when the
+        sequencer is free: from its last pass's cycle on, two cycles after it took an
+        instruction whose EXEC is 0.
+    read : Out(VGPR file read request stream, 3 sources)
+        To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
+    operands : In(VGPR file operand stream)
+        From :attr:`VgprFile.operands <gpgpu_hdl.cu.vgpr_file.VgprFile.operands>`, in the
+        order of the requests; always taken.
+    req : Out(stream.Signature(MemRequest))
+        Dword requests to memory, from a FIFO (registered output): a load reads ``addr`` (a
+        dword address) and a store writes ``data`` under the byte ``mask``.
+    rsp : In(stream.Signature(MemResponse))
+        One answer per request, in order (a store's too); always ready.
+    fill : Out(stream.Signature(write_layout))
+        A load's dword into its VGPR: ``mask`` has the lane's bit only, ``data`` the value in
+        every lane. Waits for ``ready``.
+    sent : Out(stream.Signature(slot_layout, always_ready=True))
+        Every request of the slot's instruction has been queued, in issue order: its wave may
+        go on (SI's buffer instructions retire at issue; ``s_waitcnt vmcnt`` waits for
+        ``landed``).
+    trap : Out(stream.Signature(slot_layout, always_ready=True))
+        With ``sent``: a dword of the instruction was at or above 4 GiB (trap cause
+        ``MEM_RANGE``). That dword sent nothing and writes nothing; the others went on.
+    landed : Out(stream.Signature(slot_layout, always_ready=True))
+        One pulse per instruction, in issue order, after all its answers are back and its
+        load dwords have gone out on ``fill``: the wave's ``vmcnt`` goes down by one.
+    load_trace : Out(LoadTraceLayout)
+        One ``valid`` pulse per dword written, in the order of the writes (the cycle after
+        ``fill`` takes it): slot, register, lane (0-63), value.
+    busy : Out(1)
+        An instruction is in the unit (not yet landed).
+    """
+
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64, depth: int = 32,
+                 dsp: str = "generic") -> None:
+        if lanes not in _LANES:
+            raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
+        if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 2:
+            raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 2, not "
+                             f"{slots}, {vgprs}, {depth}")
+        self._dsp = check_style(dsp)
+        self._lanes, self._slots, self._vgprs, self._depth = lanes, slots, vgprs, depth
+        self._passes = 64 // lanes
+        self.issue_layout = buffer_issue_layout(slots=slots, vgprs=vgprs)
+        read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
+                                            sources=SOURCES)
+        self.write_layout = write
+        self.slot_layout = data.StructLayout({"slot": range(slots)})
+        super().__init__({
+            "issue": In(stream.Signature(self.issue_layout)),
+            "read": Out(stream.Signature(read)),
+            "operands": In(stream.Signature(operand, always_ready=True)),
+            "req": Out(stream.Signature(MemRequest)),
+            "rsp": In(stream.Signature(MemResponse)),
+            "fill": Out(stream.Signature(write)),
+            "sent": Out(stream.Signature(self.slot_layout, always_ready=True)),
+            "trap": Out(stream.Signature(self.slot_layout, always_ready=True)),
+            "landed": Out(stream.Signature(self.slot_layout, always_ready=True)),
+            "load_trace": Out(LoadTraceLayout),
+            "busy": Out(1),
+        })
+
+    @property
+    def lanes(self) -> int:
+        return self._lanes
+
+    @property
+    def passes(self) -> int:
+        return self._passes
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @property
+    def sources(self) -> int:
+        """Registers a VGPR file request names (the ``sources`` the file must be built
+        with)."""
+        return SOURCES
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes, passes, depth = self._lanes, self._passes, self._depth
+        slot_shape, reg_shape = range(self._slots), range(self._vgprs)
+        land = landing_depth(lanes)
+
+        # what the walker needs of an instruction, per pass (a job)
+        job_layout = data.StructLayout({
+            "slot": slot_shape, "pass_": range(passes), "exec": lanes, "reads": 1, "two": 1,
+            "marker": 1, "final": 1, "store": 1, "dwords": range(1, 5), "size": range(5),
+            "signed": 1,
+            "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "vdata": reg_shape,
+            "base": 48,            # V# base + SOFFSET (+ OFFSET with addr64), modulo 2**48
+            "limit": signed(35),   # a raw access is in range when its offset <= limit
+            "records": 32, "stride": 14, "raw": 1, "swizzle": 1, "elem": 2, "istride": 2,
+            "add_tid": 1})
+        # what an op (a dword, or a marker) carries down the address pipeline
+        op_layout = data.StructLayout({
+            "marker": 1, "last": 1, "store": 1, "slot": slot_shape, "pass_": range(passes),
+            "lane": range(lanes), "k": 2, "reg": reg_shape, "size": range(5), "signed": 1,
+            "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "base": 48,
+            "limit": signed(35), "records": 32, "stride": 14, "raw": 1, "swizzle": 1,
+            "elem": 2, "istride": 2, "add_tid": 1})
+        tag_layout = data.StructLayout({
+            "slot": slot_shape, "reg": reg_shape, "pass_": range(passes),
+            "lane": range(lanes), "lo": 2, "size": range(5), "signed": 1,
+            "store": 1,            # no VGPR write (a store's acknowledgement, or a marker)
+            "zero": 1,             # no answer: an out-of-range load dword (0), or a marker
+            "last": 1})            # the instruction's last
+        req_layout = self.req.payload.shape()
+        read_layout = self.read.payload.shape()
+        words = 3 * lanes * 32     # a request's operands
+
+        # --- sequencer -------------------------------------------------------------------------
+        q = Signal(self.issue_layout, name="q_instr")
+        q_pass = Signal(range(passes), name="q_pass")
+        q_half = Signal(name="q_half")             # the pass's second request is next
+        q_base = Signal(48, name="q_base")
+        q_limit = Signal(signed(35), name="q_limit")
+        q_store = Signal(name="q_store")
+        q_need0 = Signal(name="q_need0")           # vaddr is read
+        q_need1 = Signal(name="q_need1")           # vaddr + 1 is read
+        q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
+        l_used = Signal(range(land + 1), name="l_used")    # passes asked for, not yet walked
+
+        m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=4)
+        m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
+        m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * land)
+        m.submodules.land_a = land_a = fifo.SyncFIFO(width=words, depth=land)
+        m.submodules.land_b = land_b = fifo.SyncFIFO(width=words, depth=land)
+        m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
+                     requests.r_en.eq(self.read.ready)]
+
+        vsharp = q.vsharp
+        records, stride = vsharp[64:96], vsharp[48:62]
+        size_bytes = Mux(q.size == 4, q.dwords << 2, q.size)
+        reads = q_need0 | q_store
+        two = q_store & (q.dwords >= 2)
+        exec_p = q.exec.word_select(q_pass, lanes)
+
+        job = Signal(job_layout, name="q_job")
+        m.d.comb += [
+            job.slot.eq(q.slot), job.pass_.eq(q_pass), job.exec.eq(exec_p),
+            job.final.eq(~(q_any >> 1 >> q_pass).any()),
+            job.reads.eq(reads), job.two.eq(two), job.store.eq(q_store),
+            job.dwords.eq(q.dwords), job.size.eq(q.size), job.signed.eq(q.signed),
+            job.offen.eq(q.offen), job.idxen.eq(q.idxen), job.addr64.eq(q.addr64),
+            job.offset.eq(q.offset), job.vdata.eq(q.vdata), job.base.eq(q_base),
+            job.limit.eq(q_limit), job.records.eq(records), job.stride.eq(stride),
+            job.raw.eq(stride == 0), job.swizzle.eq(vsharp[63]), job.elem.eq(vsharp[115:117]),
+            job.istride.eq(vsharp[117:119]), job.add_tid.eq(vsharp[119]),
+            jobs.w_data.eq(job),
+        ]
+        rq = Signal(read_layout, name="q_request")
+        m.d.comb += [rq.slot.eq(q.slot), rq.pass_.eq(q_pass), requests.w_data.eq(rq),
+                     route.w_data.eq(q_half)]
+        with m.If(~q_half):
+            m.d.comb += [rq.regs[0].reg.eq(q.vaddr), rq.regs[0].valid.eq(q_need0),
+                         rq.regs[1].reg.eq(q.vaddr + 1), rq.regs[1].valid.eq(q_need1),
+                         rq.regs[2].reg.eq(q.vdata), rq.regs[2].valid.eq(q_store)]
+        with m.Else():
+            for i in range(SOURCES):
+                m.d.comb += [rq.regs[i].reg.eq(q.vdata + 1 + i),
+                             rq.regs[i].valid.eq(q.dwords >= 2 + i)]
+
+        l_take = Signal()                           # a pass's operands asked for
+        l_free = Signal()                           # a pass's operands walked
+        m.d.sync += l_used.eq(l_used + l_take - l_free)
+
+        with m.FSM(name="seq") as seq:
+            def take_issue():
+                ins = self.issue.payload
+                m.d.comb += self.issue.ready.eq(1)
+                with m.If(self.issue.valid):
+                    m.d.sync += [q.eq(ins), q_pass.eq(0), q_half.eq(0),
+                                 q_store.eq(ins.kind == MemKind.STORE),
+                                 q_need0.eq(ins.offen | ins.idxen | ins.addr64),
+                                 q_need1.eq(ins.addr64 | (ins.offen & ins.idxen)),
+                                 q_any.eq(Cat(ins.exec.word_select(p, lanes).any()
+                                              for p in range(passes)))]
+                    m.next = "PREP1"
+
+            with m.State("IDLE"):
+                take_issue()
+            with m.State("PREP1"):
+                # base + SOFFSET, NUM_RECORDS - SOFFSET
+                m.d.sync += [q_base.eq(Cat(vsharp[:32], vsharp[32:48]) + q.soffset),
+                             q_limit.eq(records - q.soffset)]
+                m.next = "PREP2"
+            with m.State("PREP2"):
+                # + OFFSET for addr64 (otherwise the offset is part of the buffer offset); a
+                # raw access is in range when offset + size <= NUM_RECORDS - SOFFSET
+                m.d.sync += [q_base.eq(q_base + Mux(q.addr64, q.offset, 0)),
+                             q_limit.eq(q_limit - size_bytes)]
+                # an instruction with no lane in EXEC is a marker job alone
+                m.next = "PASS"
+                with m.If(~q_any.any()):
+                    m.next = "MARK"
+            with m.State("PASS"):
+                advance = Signal()
+                with m.If(q_half):
+                    m.d.comb += [requests.w_en.eq(requests.w_rdy), route.w_en.eq(requests.w_rdy),
+                                 advance.eq(requests.w_rdy)]
+                    m.d.sync += q_half.eq(~requests.w_rdy)
+                with m.Elif(~exec_p.any()):
+                    m.d.comb += advance.eq(1)
+                with m.Elif(jobs.w_rdy & (~reads | ((l_used < land) & requests.w_rdy))):
+                    m.d.comb += jobs.w_en.eq(1)
+                    with m.If(reads):
+                        m.d.comb += [requests.w_en.eq(1), route.w_en.eq(1), l_take.eq(1)]
+                    with m.If(two):
+                        m.d.sync += q_half.eq(1)
+                    with m.Else():
+                        m.d.comb += advance.eq(1)
+                with m.If(advance):
+                    m.d.sync += q_pass.eq(q_pass + 1)
+                    with m.If(q_pass == passes - 1):
+                        m.next = "IDLE"
+            with m.State("MARK"):
+                m.d.comb += [job.marker.eq(1), job.reads.eq(0), job.two.eq(0)]
+                with m.If(jobs.w_rdy):
+                    m.d.comb += jobs.w_en.eq(1)
+                    m.next = "IDLE"
+
+        # --- landing: each request's operands into A (first) or B (second) ------------------
+        m.d.comb += [route.r_en.eq(self.operands.valid),
+                     land_a.w_data.eq(self.operands.payload.data),
+                     land_b.w_data.eq(self.operands.payload.data),
+                     land_a.w_en.eq(self.operands.valid & ~route.r_data),
+                     land_b.w_en.eq(self.operands.valid & route.r_data)]
+
+        # --- walker: the job's active lanes, a dword a cycle ------------------------------------
+        w_busy = Signal(name="w_busy")
+        w_job = Signal(job_layout, name="w_job")
+        w_lane = Signal(range(lanes), name="w_lane")
+        w_rest = Signal(lanes, name="w_rest")      # the active lanes after w_lane
+        w_k = Signal(2, name="w_k")
+        t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
+        head = data.View(job_layout, jobs.r_data)
+
+        have_data = ~w_job.reads | (land_a.r_rdy & (~w_job.two | land_b.r_rdy))
+        emit = Signal()
+        done = Signal()                             # the job's last op goes out
+        m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0)),
+                     done.eq(emit & (w_job.marker | ((w_k + 1 == w_job.dwords) & ~w_rest.any())))]
+        take = Signal()
+        m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
+                     land_a.r_en.eq(done & w_job.reads),
+                     land_b.r_en.eq(done & w_job.reads & w_job.two),
+                     l_free.eq(done & w_job.reads)]
+        with m.If(take):
+            m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0),
+                         w_lane.eq(_ffs(head.exec, lanes)),
+                         w_rest.eq(head.exec & (head.exec - 1))]
+        with m.Elif(done):
+            m.d.sync += w_busy.eq(0)
+        with m.If(emit & ~done):
+            with m.If(w_k + 1 == w_job.dwords):
+                m.d.sync += [w_k.eq(0), w_lane.eq(_ffs(w_rest, lanes)),
+                             w_rest.eq(w_rest & (w_rest - 1))]
+            with m.Else():
+                m.d.sync += w_k.eq(w_k + 1)
+
+        # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether)
+        a_words = data.View(data.ArrayLayout(data.ArrayLayout(32, lanes), 3), land_a.r_data)
+        b_words = data.View(data.ArrayLayout(data.ArrayLayout(32, lanes), 3), land_b.r_data)
+        op = Signal(op_layout, name="w_op")
+        for name in ("store", "slot", "pass_", "size", "signed", "offen", "idxen", "addr64",
+                     "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
+                     "istride", "add_tid", "marker"):
+            m.d.comb += getattr(op, name).eq(getattr(w_job, name))
+        m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.reg.eq(w_job.vdata + w_k),
+                     op.last.eq(w_job.marker | (w_job.final & (w_k + 1 == w_job.dwords)
+                                                & ~w_rest.any()))]
+
+        def stage(name, valid, value):
+            """``valid`` and ``value`` into the registers of stage ``name``."""
+            v = Signal(name=f"{name}_valid")
+            r = Signal.like(value, name=f"{name}_op")
+            m.d.sync += [v.eq(valid), r.eq(value)]
+            return v, r
+
+        w1_valid, w1 = stage("w1", emit, op)
+        w1_v = [Signal(32, name=f"w1_v{i}") for i in range(2)]
+        w1_d = [Signal(32, name=f"w1_d{i}") for i in range(4)]
+        m.d.sync += [w1_v[0].eq(a_words[0][w_lane]), w1_v[1].eq(a_words[1][w_lane]),
+                     w1_d[0].eq(a_words[2][w_lane]), w1_d[1].eq(b_words[0][w_lane]),
+                     w1_d[2].eq(b_words[1][w_lane]), w1_d[3].eq(b_words[2][w_lane])]
+
+        # A1: index, offset, the dword's data, the addr64 pair
+        a1_valid, a1 = stage("a1", w1_valid, w1)
+        a1_index = Signal(32, name="a1_index")
+        a1_off = Signal(32, name="a1_off")
+        a1_x64 = Signal(48, name="a1_x64")
+        a1_data = Signal(32, name="a1_data")
+        lane_id = Cat(w1.lane, w1.pass_) if passes > 1 else w1.lane
+        m.d.sync += [
+            a1_index.eq(Mux(w1.idxen, w1_v[0], 0) + Mux(w1.add_tid, lane_id, 0)),
+            a1_off.eq(w1.offset + Mux(w1.offen, Mux(w1.idxen, w1_v[1], w1_v[0]), 0)),
+            a1_x64.eq(Cat(w1_v[0], w1_v[1][:16])),
+            a1_data.eq(Mux(w1.k[1], Mux(w1.k[0], w1_d[3], w1_d[2]),
+                           Mux(w1.k[0], w1_d[1], w1_d[0]))),
+        ]
+
+        # A2: the multiplier's operand (index, or index / index_stride when swizzled), the
+        # swizzle's terms below the multiply, the structured range check
+        a2_valid, a2 = stage("a2", a1_valid, a1)
+        es = a1.elem + 1                # log2 of the element size, 2 << ELEMENT_SIZE
+        ist = a1.istride + 3            # log2 of the index stride, 8 << INDEX_STRIDE
+        a2_mul = Signal(32, name="a2_mul")
+        a2_small = Signal(11, name="a2_small")     # off % elem + elem * (index % istride)
+        a2_off = Signal(32, name="a2_off")
+        a2_ok = Signal(name="a2_ok")               # index < NUM_RECORDS
+        elem_mask = Signal(4)                       # elem - 1
+        index_mask = Signal(6)                      # istride - 1
+        m.d.comb += [elem_mask.eq((Const(1, 5) << es) - 1),
+                     index_mask.eq((Const(1, 7) << ist) - 1)]
+        m.d.sync += [
+            a2_mul.eq(Mux(a1.swizzle, a1_index >> ist, a1_index)),
+            a2_small.eq((a1_off[:4] & elem_mask) + ((a1_index[:6] & index_mask) << es)),
+            a2_off.eq(Mux(a1.swizzle, Cat(a1_off[:4] & ~elem_mask, a1_off[4:]), a1_off)),
+            a2_ok.eq(a1_index < a1.records),
+        ]
+
+        # M1, M2: the multiplier's registers (operands, product)
+        mul_lo, mul_hi = Mul18(style=self._dsp), Mul18(style=self._dsp)
+        m.submodules.mul_lo, m.submodules.mul_hi = mul_lo, mul_hi
+        m.d.comb += [mul_lo.a.eq(a2_mul[:16]), mul_hi.a.eq(a2_mul[16:]),
+                     mul_lo.b.eq(a2.stride), mul_hi.b.eq(a2.stride)]
+        carry = [a2_off, a2_small, a2_ok, a1_x64, a1_data]
+        m1_valid, m1 = stage("m1", a2_valid, a2)
+        m1_carry = [Signal.like(s, name=f"m1_c{i}") for i, s in enumerate(carry)]
+        m2_valid, m2 = stage("m2", m1_valid, m1)
+        m2_carry = [Signal.like(s, name=f"m2_c{i}") for i, s in enumerate(carry)]
+        # a2_x64/a2_data: A1's values a stage later
+        a2_x64 = Signal(48, name="a2_x64")
+        a2_data = Signal(32, name="a2_data")
+        m.d.sync += [a2_x64.eq(a1_x64), a2_data.eq(a1_data)]
+        carry[3:] = [a2_x64, a2_data]
+        m.d.sync += [dst.eq(src) for dst, src in zip(m1_carry, carry, strict=True)]
+        m.d.sync += [dst.eq(src) for dst, src in zip(m2_carry, m1_carry, strict=True)]
+        m2_off, m2_small, m2_ok, m2_x64, m2_data = m2_carry
+
+        # A3: the product's low 32 bits
+        a3_valid, a3 = stage("a3", m2_valid, m2)
+        a3_prod = Signal(32, name="a3_prod")
+        m.d.sync += a3_prod.eq(mul_lo.product[:32] + (mul_hi.product[:16] << 16))
+        a3_carry = [Signal.like(s, name=f"a3_c{i}") for i, s in enumerate(m2_carry)]
+        m.d.sync += [dst.eq(src) for dst, src in zip(a3_carry, m2_carry, strict=True)]
+        a3_off, a3_small, a3_ok, a3_x64, a3_data = a3_carry
+
+        # A4: product + offset (the buffer offset unless swizzled)
+        a4_valid, a4 = stage("a4", a3_valid, a3)
+        a4_sum = Signal(32, name="a4_sum")
+        m.d.sync += a4_sum.eq(a3_prod + a3_off)
+        a4_carry = [Signal.like(s, name=f"a4_c{i}") for i, s in enumerate(a3_carry[1:])]
+        m.d.sync += [dst.eq(src) for dst, src in zip(a4_carry, a3_carry[1:], strict=True)]
+        a4_small, a4_ok, a4_x64, a4_data = a4_carry
+
+        # A5: the buffer offset
+        a5_valid, a5 = stage("a5", a4_valid, a4)
+        a5_boff = Signal(32, name="a5_boff")
+        m.d.sync += a5_boff.eq(Mux(a4.swizzle, (a4_sum << (a4.istride + 3)) + a4_small,
+                                   a4_sum))
+        a5_carry = [Signal.like(s, name=f"a5_c{i}") for i, s in enumerate(a4_carry[1:])]
+        m.d.sync += [dst.eq(src) for dst, src in zip(a5_carry, a4_carry[1:], strict=True)]
+        a5_ok, a5_x64, a5_data = a5_carry
+
+        # A6: the 48-bit address, the range check
+        a6_valid, a6 = stage("a6", a5_valid, a5)
+        a6_addr = Signal(48, name="a6_addr")
+        a6_ok = Signal(name="a6_ok")
+        a6_data = Signal(32, name="a6_data")
+        m.d.sync += [
+            a6_addr.eq(a5.base + Mux(a5.addr64, a5_x64, a5_boff)),
+            a6_ok.eq(a5.addr64 | Mux(a5.raw, a5_boff <= a5.limit, a5_ok)),
+            a6_data.eq(a5_data),
+        ]
+
+        # A7: the dword's address, at or above 4 GiB, the request
+        a7_valid, a7 = stage("a7", a6_valid, a6)
+        word = Signal(33)
+        m.d.comb += word.eq(a6_addr[:32] + (a6.k << 2))
+        lo = word[:2]
+        a7_req = Signal(req_layout, name="a7_req")
+        a7_lo = Signal(2, name="a7_lo")
+        a7_ok = Signal(name="a7_ok")
+        a7_far = Signal(name="a7_far")
+        mask = Mux(a6.size == 1, Const(1, 4) << lo, Mux(a6.size == 2, Const(3, 4) << lo, 0xF))
+        m.d.sync += [
+            a7_req.addr.eq(Cat(Const(0, 2), word[2:32])), a7_req.write.eq(a6.store),
+            a7_req.data.eq(a6_data << (lo << 3)), a7_req.mask.eq(mask),
+            a7_lo.eq(lo), a7_ok.eq(a6_ok),
+            a7_far.eq((a6_addr[32:] != 0) | word[32]),
+        ]
+
+        # --- end: the request and the tag -------------------------------------------------
+        m.submodules.reqs = reqs = fifo.SyncFIFOBuffered(width=req_layout.size, depth=depth)
+        m.submodules.tags = tags = fifo.SyncFIFO(width=tag_layout.size, depth=depth)
+        m.submodules.answers = answers = fifo.SyncFIFO(width=32, depth=depth)
+        trapped = ~a7.marker & a7_ok & a7_far
+        send = ~a7.marker & a7_ok & ~a7_far
+        # no request and no answer: a dropped last dword leaves a marker tag instead
+        drop = ~a7.marker & (trapped | (a7.store & ~a7_ok))
+        tag_in = Signal(tag_layout)
+        m.d.comb += [
+            tag_in.slot.eq(a7.slot), tag_in.reg.eq(a7.reg), tag_in.pass_.eq(a7.pass_),
+            tag_in.lane.eq(a7.lane), tag_in.lo.eq(a7_lo), tag_in.size.eq(a7.size),
+            tag_in.signed.eq(a7.signed), tag_in.store.eq(a7.store | a7.marker | drop),
+            tag_in.zero.eq(~a7_ok | a7.marker | drop), tag_in.last.eq(a7.last),
+            tags.w_data.eq(tag_in), tags.w_en.eq(a7_valid & (~drop | a7.last)),
+            reqs.w_data.eq(a7_req), reqs.w_en.eq(a7_valid & send),
+            self.req.valid.eq(reqs.r_rdy), self.req.payload.eq(reqs.r_data),
+            reqs.r_en.eq(self.req.ready),
+        ]
+        e_trapped = Signal(name="e_trapped")       # a dword of this instruction trapped
+        closing = a7_valid & a7.last
+        with m.If(closing):
+            m.d.sync += e_trapped.eq(0)
+        with m.Elif(a7_valid & trapped):
+            m.d.sync += e_trapped.eq(1)
+        m.d.comb += [self.sent.valid.eq(closing), self.sent.payload.slot.eq(a7.slot),
+                     self.trap.valid.eq(closing & (e_trapped | trapped)),
+                     self.trap.payload.slot.eq(a7.slot)]
+
+        # --- retire: tags in order, with their answers -------------------------------------
+        m.d.comb += [answers.w_data.eq(self.rsp.payload.data), answers.w_en.eq(self.rsp.valid),
+                     self.rsp.ready.eq(answers.w_rdy)]
+        tag = data.View(tag_layout, tags.r_data)
+        f_valid = Signal(name="f_valid")
+        f_slot = Signal(slot_shape, name="f_slot")
+        f_pass = Signal(range(passes), name="f_pass")
+        f_reg = Signal(reg_shape, name="f_reg")
+        f_lane = Signal(range(lanes), name="f_lane")
+        f_value = Signal(32, name="f_value")
+        f_last = Signal(name="f_last")             # the instruction's last write
+        f_free = ~f_valid | self.fill.ready
+        need_answer = ~tag.zero
+        # a load dword needs the fill register; an instruction whose last tag writes nothing
+        # lands once every earlier write has gone out (and not in a cycle a last write goes)
+        room = Mux(tag.store, ~tag.last | ~f_valid, f_free)
+        retire = Signal()
+        m.d.comb += [retire.eq(tags.r_rdy & (~need_answer | answers.r_rdy) & room),
+                     tags.r_en.eq(retire), answers.r_en.eq(retire & need_answer)]
+        shifted = answers.r_data >> (tag.lo << 3)
+        extracted = Signal(32)
+        with m.Switch(tag.size):
+            with m.Case(1):
+                m.d.comb += extracted.eq(Mux(tag.signed, shifted[:8].as_signed(), shifted[:8]))
+            with m.Case(2):
+                m.d.comb += extracted.eq(Mux(tag.signed, shifted[:16].as_signed(),
+                                             shifted[:16]))
+            with m.Default():
+                m.d.comb += extracted.eq(answers.r_data)
+        with m.If(retire & ~tag.store):
+            m.d.sync += [f_valid.eq(1), f_slot.eq(tag.slot), f_pass.eq(tag.pass_),
+                         f_reg.eq(tag.reg), f_lane.eq(tag.lane), f_last.eq(tag.last),
+                         f_value.eq(Mux(tag.zero, 0, extracted))]
+        with m.Elif(self.fill.ready):
+            m.d.sync += f_valid.eq(0)
+        fill = self.fill.payload
+        m.d.comb += [self.fill.valid.eq(f_valid), fill.slot.eq(f_slot), fill.pass_.eq(f_pass),
+                     fill.reg.eq(f_reg), fill.mask.eq(1 << f_lane)]
+        m.d.comb += [fill.data[lane].eq(f_value) for lane in range(lanes)]
+        lt = self.load_trace
+        m.d.sync += [lt.valid.eq(f_valid & self.fill.ready), lt.slot.eq(f_slot),
+                     lt.reg.eq(f_reg), lt.value.eq(f_value),
+                     lt.lane.eq(Cat(f_lane, f_pass) if passes > 1 else f_lane)]
+        landing = Signal()
+        m.d.comb += landing.eq((retire & tag.store & tag.last)
+                               | (f_valid & self.fill.ready & f_last))
+        m.d.sync += [self.landed.valid.eq(landing),
+                     self.landed.payload.slot.eq(Mux(f_valid & f_last, f_slot, tag.slot))]
+
+        # credits: an op takes one as the walker sends it, gives it back as it retires (or at
+        # the end, when it leaves no tag)
+        m.d.sync += t_free.eq(t_free - emit + retire + (a7_valid & drop & ~a7.last))
+
+        # --- busy: an instruction not yet landed ------------------------------------------
+        in_flight = Signal(range(depth + 24), name="in_flight")
+        m.d.sync += in_flight.eq(in_flight + (self.issue.valid & self.issue.ready)
+                                 - landing)
+        m.d.comb += self.busy.eq((in_flight != 0) | ~seq.ongoing("IDLE"))
+        return m

@@ -1,0 +1,482 @@
+# amaranth: UnusedElaboratable=no
+"""The buffer load/store unit (:mod:`gpgpu_hdl.cu.lsu`) with a VGPR file and a memory model,
+against a Python model of SI's MUBUF semantics that takes its addresses and range checks from
+the golden model (``gpgpu_hdl/emu/lsu.py``): random loads and stores of every size and dword
+count on random wave slots, with random EXEC, addr64, offen/idxen, ADD_TID, swizzled and raw
+buffers, out-of-range lanes and lanes at or above 4 GiB; random memory latency and
+back-pressure on ``req`` and ``fill``. Every request (in order), every load dword written (the
+load trace, in order), the VGPRs read back, ``sent``/``trap``/``landed`` must be the model's;
+and a dword load of a full wave sends a request every cycle.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+
+import numpy as np
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from gpgpu_hdl.cu.decode import DecodedLayout, MemKind, control
+from gpgpu_hdl.cu.lsu import BufferUnit, issue_control
+from gpgpu_hdl.cu.vgpr_file import VgprFile
+from gpgpu_hdl.emu.lsu import _buffer_addresses, _extend
+from gpgpu_hdl.emu.wave import Wave
+from gpgpu_hdl.isa.decoder import decode_one
+from gpgpu_hdl.isa.formats import ENCODING_OF, Format
+from gpgpu_hdl.isa.table import TABLE
+from tests.bits import M32, M64
+from tests.simulation import simulate
+
+LOADS = ["buffer_load_ubyte", "buffer_load_sbyte", "buffer_load_ushort", "buffer_load_sshort",
+         "buffer_load_dword", "buffer_load_dwordx2", "buffer_load_dwordx3",
+         "buffer_load_dwordx4"]
+STORES = ["buffer_store_byte", "buffer_store_short", "buffer_store_dword",
+          "buffer_store_dwordx2", "buffer_store_dwordx3", "buffer_store_dwordx4"]
+#: registers: addresses in v0-v31 (a pair of its own for each instruction), store data in
+#: v32-v47, load results in v48-v63 (so that no instruction reads a register an earlier load of
+#: its slot may not have written yet)
+ADDR_REGS, DATA_REGS, LOAD_REGS = (0, 32), (32, 48), (48, 64)
+SRSRC, SOFFSET = 8, 16          # the V# in s[8:11], SOFFSET in s16
+
+
+class Bench(wiring.Component):
+    """A :class:`BufferUnit` with its VGPR file; the testbench preloads and reads back the
+    registers through ports of its own, and holds ``fill`` back with ``fill_hold``. The
+    issue's ``kind``/``dwords``/``size``/``signed`` come from a decoder control word through
+    :func:`issue_control`."""
+
+    def __init__(self, lanes: int, slots: int, vgprs: int, depth: int = 32):
+        self.unit = BufferUnit(lanes=lanes, slots=slots, vgprs=vgprs, depth=depth)
+        self.file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self.unit.sources)
+        sig = self.unit.signature.members
+        super().__init__({
+            "issue": sig["issue"], "ctl": In(DecodedLayout),
+            "req": sig["req"], "rsp": sig["rsp"],
+            "sent": sig["sent"], "trap": sig["trap"], "landed": sig["landed"],
+            "load_trace": sig["load_trace"], "busy": sig["busy"],
+            "fill_hold": In(1),
+            "tb_mode": In(1),
+            "tb_write": In(stream.Signature(self.file.write_layout, always_ready=True)),
+            "tb_read": In(stream.Signature(self.file.read_layout)),
+            "tb_operands": Out(stream.Signature(self.file.operand_layout, always_ready=True)),
+        })
+
+    def elaborate(self, platform):  # noqa: ARG002
+        m = Module()
+        m.submodules.unit = unit = self.unit
+        m.submodules.file = file = self.file
+        wiring.connect(m, unit.req, wiring.flipped(self.req))
+        wiring.connect(m, wiring.flipped(self.rsp), unit.rsp)
+        for name in ("sent", "trap", "landed"):
+            wiring.connect(m, getattr(unit, name), wiring.flipped(getattr(self, name)))
+        m.d.comb += [self.load_trace.eq(unit.load_trace), self.busy.eq(unit.busy)]
+        # the issue, with the control fields from the decoder's word
+        m.d.comb += [unit.issue.valid.eq(self.issue.valid), self.issue.ready.eq(unit.issue.ready)]
+        for name in ("slot", "offen", "idxen", "addr64", "offset", "vaddr", "vdata", "vsharp",
+                     "soffset", "exec"):
+            m.d.comb += getattr(unit.issue.payload, name).eq(getattr(self.issue.payload, name))
+        m.d.comb += issue_control(unit.issue.payload, self.ctl)
+        # the VGPR file's read port: the unit's, or the testbench's
+        with m.If(self.tb_mode):
+            m.d.comb += [file.read.valid.eq(self.tb_read.valid),
+                         file.read.payload.eq(self.tb_read.payload),
+                         self.tb_read.ready.eq(file.read.ready)]
+        with m.Else():
+            m.d.comb += [file.read.valid.eq(unit.read.valid),
+                         file.read.payload.eq(unit.read.payload),
+                         unit.read.ready.eq(file.read.ready)]
+        m.d.comb += [unit.operands.valid.eq(file.operands.valid & ~self.tb_mode),
+                     unit.operands.payload.eq(file.operands.payload),
+                     self.tb_operands.valid.eq(file.operands.valid & self.tb_mode),
+                     self.tb_operands.payload.eq(file.operands.payload)]
+        # the write port: the load answers, or the testbench's preload
+        m.d.comb += [unit.fill.ready.eq(~self.fill_hold & ~self.tb_write.valid),
+                     file.write.valid.eq(self.tb_write.valid
+                                         | (unit.fill.valid & ~self.fill_hold)),
+                     file.write.payload.eq(self.tb_write.payload)]
+        with m.If(~self.tb_write.valid):
+            m.d.comb += file.write.payload.eq(unit.fill.payload)
+        return m
+
+
+# --- the model -------------------------------------------------------------------------------
+
+def initial_word(addr: int) -> int:
+    """A memory dword nobody wrote."""
+    return (addr * 2654435761 + 0x9E3779B9) & M32
+
+
+def byte_mask(size: int, lo: int) -> int:
+    return {1: 1 << lo, 2: 3 << lo}.get(size, 0xF)
+
+
+def merge(old: int, new: int, mask: int) -> int:
+    bits = sum(0xFF << 8 * b for b in range(4) if mask >> b & 1)
+    return (old & ~bits | new & bits) & M32
+
+
+def fields(name: str) -> dict:
+    """The decoder's control word of ``name`` (kind, size, signed, dwords among others)."""
+    return control(TABLE.by_mnemonic(name))
+
+
+def golden_addresses(ins: dict, regs: list) -> tuple[list[int], list[bool]]:
+    """The golden model's 48-bit address and range check of each EXEC lane."""
+    info = TABLE.by_mnemonic(ins["name"])
+    word = ENCODING_OF[Format.MUBUF].pack(
+        op=info.opcode, offen=ins["offen"], idxen=ins["idxen"], addr64=ins["addr64"],
+        offset=ins["offset"], vaddr=ins["vaddr"], vdata=ins["vdata"], srsrc=SRSRC // 4,
+        soffset=SOFFSET)
+    inst = decode_one(word.to_bytes(8, "little"))
+    wave = Wave(None, None, (0, 0, 0), 0)
+    for i in range(4):
+        wave.s[SRSRC + i] = ins["vsharp"] >> 32 * i & M32
+    wave.s[SOFFSET] = ins["soffset"]
+    for r in (ins["vaddr"], ins["vaddr"] + 1):
+        wave.v[r] = np.array(regs[ins["slot"]][r], dtype=np.uint32)
+    lanes = np.array([ins["exec"] >> lane & 1 for lane in range(64)], dtype=bool)
+    f = fields(ins["name"])
+    size = 4 * f["dwords"] if f["size"] == 4 else f["size"]
+    addrs, ok = _buffer_addresses(inst)(wave, lanes, size)
+    return [int(a) for a in addrs], [True] * len(addrs) if ok is None else [bool(o) for o in ok]
+
+
+class Model:
+    """The VGPRs, the memory, and what the unit must do for each instruction."""
+
+    def __init__(self, slots: int, vgprs: int, rng: random.Random):
+        self.regs = [[[rng.getrandbits(32) if DATA_REGS[0] <= reg < DATA_REGS[1] else 0
+                       for _ in range(64)] for reg in range(vgprs)] for _ in range(slots)]
+        self.mem: dict[int, int] = {}
+        self.free = [list(range(*ADDR_REGS, 2)) for _ in range(slots)]   # address pairs
+
+    def word(self, addr: int) -> int:
+        return self.mem.get(addr, initial_word(addr))
+
+    def execute(self, ins: dict) -> tuple[list, list, bool]:
+        """Apply ``ins``; return its requests, its load writes and whether it traps."""
+        f = fields(ins["name"])
+        store, dwords, size = f["mem"] == MemKind.STORE, f["dwords"], f["size"]
+        slot, regs = ins["slot"], self.regs[ins["slot"]]
+        addrs, oks = golden_addresses(ins, self.regs)
+        active = [lane for lane in range(64) if ins["exec"] >> lane & 1]
+        requests, writes, trap = [], [], False
+        for lane, a48, ok in zip(active, addrs, oks, strict=True):
+            for k in range(dwords):
+                reg = ins["vdata"] + k
+                if not ok:                         # out of range: a load reads 0
+                    if not store:
+                        regs[reg][lane] = 0
+                        writes.append((slot, reg, lane, 0))
+                    continue
+                a = a48 + 4 * k
+                if a >> 32:                         # at or above 4 GiB: MEM_RANGE
+                    trap = True
+                    continue
+                lo, waddr, mask = a & 3, a & ~3, byte_mask(size, a & 3)
+                if store:
+                    value = regs[reg][lane] << 8 * lo & M32
+                    requests.append((waddr, 1, value, mask))
+                    self.mem[waddr] = merge(self.word(waddr), value, mask)
+                else:
+                    requests.append((waddr, 0, None, mask))
+                    got = self.word(waddr)
+                    if size < 4:
+                        got = int(_extend(np.array([got >> 8 * lo & (1 << 8 * size) - 1],
+                                                   dtype=np.uint32), size, bool(f["signed"]))[0])
+                    regs[reg][lane] = got
+                    writes.append((slot, reg, lane, got))
+        return requests, writes, trap
+
+
+def random_vsharp(rng: random.Random, *, swizzle: bool, stride: int, records: int,
+                  base: int) -> int:
+    dw1 = (base >> 32) | stride << 16 | swizzle << 31
+    dw3 = rng.randrange(4) << 19 | rng.randrange(4) << 21 | (rng.random() < 0.3) << 23
+    return (base & M32) | dw1 << 32 | records << 64 | dw3 << 96
+
+
+def random_instruction(rng: random.Random, model: Model) -> dict:
+    """A load or store with its V#, SOFFSET and EXEC; its address registers (a pair of its
+    slot's not used before) are set here, to values on which the hardware's 32-bit index and
+    offset arithmetic agrees with the golden model's integers (index + lane id < 2**32, buffer
+    offset < 2**32)."""
+    store = rng.random() < 0.45
+    name = rng.choice(STORES if store else LOADS)
+    slot = rng.choice([s for s, free in enumerate(model.free) if free])
+    addr64 = rng.random() < 0.35
+    offen = idxen = 0
+    if not addr64:
+        offen, idxen = rng.choice([(0, 0), (1, 0), (0, 1), (1, 1), (1, 0)])
+    vaddr = model.free[slot].pop(rng.randrange(len(model.free[slot])))
+    f = fields(name)
+    dwords = f["dwords"]
+    vdata = rng.randrange(DATA_REGS[0], DATA_REGS[1] - dwords + 1) if store else \
+        rng.randrange(LOAD_REGS[0], LOAD_REGS[1] - dwords + 1)
+    align = 4 if f["size"] == 4 else f["size"]
+    r = model.regs[slot]
+    far = rng.random() < 0.1                # some lanes at or above 4 GiB
+    exec_mask = rng.choice((M64, rng.getrandbits(64), rng.getrandbits(64) & rng.getrandbits(64),
+                            M32 << 32, 1 << rng.randrange(64), 0))
+    if addr64:
+        base = rng.choice((rng.randrange(0, 1 << 31, 256), (1 << 48) - 4096))
+        v0 = [(rng.randrange(0, 1 << 20) * align + (4096 if base >> 32 else 0)) for _ in range(64)]
+        v1 = [0] * 64
+        if far:
+            for lane in rng.sample(range(64), 3):
+                v1[lane] = rng.choice((1, 0xFFFF, 0x10000))
+                v0[lane] = rng.choice((v0[lane], M32 - 3, M32 & ~3))
+        r[vaddr], r[vaddr + 1] = v0, v1
+        vsharp = random_vsharp(rng, swizzle=False, stride=rng.randrange(1 << 14), records=0,
+                               base=base)
+        soffset = rng.randrange(0, 4096, 4)
+        offset = rng.randrange(0, 4096, align)
+    else:
+        swizzle = rng.random() < 0.25
+        stride = rng.choice((0, 0, rng.randrange(1 << 14), 16, 4))
+        if swizzle and stride == 0:
+            stride = rng.randrange(1, 64)
+        top = 1 << (10 if swizzle else 16)
+        index = [rng.randrange(top) for _ in range(64)]
+        offsets = [rng.randrange(0, 1 << (12 if swizzle else 20)) * align for _ in range(64)]
+        if idxen and offen:
+            r[vaddr], r[vaddr + 1] = index, offsets
+        elif idxen:
+            r[vaddr] = index
+        elif offen:
+            r[vaddr] = offsets
+        span = 1 << 30
+        records = rng.choice((M32, rng.randrange(1 << 22), rng.randrange(top), 0))
+        base = rng.randrange(0, (1 << 32) - span - 8192, 4)
+        if far:
+            base = (1 << 32) - rng.randrange(0, 1 << 16, 4)
+        vsharp = random_vsharp(rng, swizzle=swizzle, stride=stride, records=records, base=base)
+        soffset = rng.choice((0, rng.randrange(0, 1 << 16, 4), M32 & ~3))
+        offset = rng.randrange(0, 4096, align)
+    return {"name": name, "slot": slot, "addr64": int(addr64), "offen": offen, "idxen": idxen,
+            "offset": offset, "vaddr": vaddr, "vdata": vdata, "vsharp": vsharp,
+            "soffset": soffset, "exec": exec_mask}
+
+
+def issue_payload(ins: dict) -> dict:
+    return {k: ins[k] for k in ("slot", "offen", "idxen", "addr64", "offset", "vaddr", "vdata",
+                                "vsharp", "soffset", "exec")}
+
+
+def control_word(name: str):
+    f = fields(name)
+    return DecodedLayout.const({k: f[k] for k in ("unit", "mem", "size", "signed", "dwords")})
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+class Memory:
+    """In-order memory: random accept back-pressure, random latency, random answer gaps; the
+    requests it took, in order."""
+
+    def __init__(self, dut, rng, model_mem: dict, *, latency=(1, 12), accept=0.7, answer=0.8):
+        self.dut, self.rng, self.mem = dut, rng, model_mem
+        self.latency, self.accept, self.answer = latency, accept, answer
+        self.log: list[tuple[int, tuple]] = []        # (cycle, request)
+        self.cycle = 0
+
+    async def process(self, ctx):
+        req, rsp = self.dut.req, self.dut.rsp
+        pending, cycle = deque(), 0
+        ctx.set(req.ready, self.rng.random() < self.accept)
+        async for _, _, qv, qr, q, sv, sr in ctx.tick().sample(
+                req.valid, req.ready, req.payload, rsp.valid, rsp.ready):
+            cycle += 1
+            self.cycle = cycle
+            if sv and sr:
+                pending.popleft()
+            if qv and qr:
+                word = self.mem.get(q.addr, initial_word(q.addr))
+                if q.write:
+                    self.mem[q.addr] = merge(word, q.data, q.mask)
+                self.log.append((cycle, (q.addr, q.write, q.data if q.write else None, q.mask)))
+                pending.append((cycle + self.rng.randint(*self.latency) - 1, word))
+            ctx.set(req.ready, self.rng.random() < self.accept)
+            if pending and pending[0][0] <= cycle and self.rng.random() < self.answer:
+                ctx.set(rsp.valid, 1)
+                ctx.set(rsp.payload.data, pending[0][1])
+            else:
+                ctx.set(rsp.valid, 0)
+
+
+async def preload(ctx, dut: Bench, regs: list, lanes: int) -> None:
+    for slot, slot_regs in enumerate(regs):
+        for reg, values in enumerate(slot_regs):
+            if not any(values):
+                continue                    # the file starts at 0
+            for p in range(64 // lanes):
+                ctx.set(dut.tb_write.payload, {
+                    "slot": slot, "pass_": p, "reg": reg,
+                    "data": values[p * lanes:(p + 1) * lanes], "mask": (1 << lanes) - 1})
+                ctx.set(dut.tb_write.valid, 1)
+                await ctx.tick()
+    ctx.set(dut.tb_write.valid, 0)
+
+
+async def read_back(ctx, dut: Bench, slots: int, vgprs: int, lanes: int) -> list:
+    """Every VGPR of every slot, through the testbench's read port."""
+    got = [[[None] * 64 for _ in range(vgprs)] for _ in range(slots)]
+    asks = deque((slot, p, reg) for slot in range(slots) for p in range(64 // lanes)
+                 for reg in range(0, vgprs, 3))
+    sent = deque()
+    ctx.set(dut.tb_mode, 1)
+    while asks or sent:
+        if asks:
+            slot, p, reg = asks[0]
+            ctx.set(dut.tb_read.payload, {"slot": slot, "pass_": p, "regs": [
+                {"reg": min(reg + i, vgprs - 1), "valid": reg + i < vgprs} for i in range(3)]})
+        ctx.set(dut.tb_read.valid, bool(asks))
+        _, _, ready, ov, op = await ctx.tick().sample(
+            dut.tb_read.ready, dut.tb_operands.valid, dut.tb_operands.payload)
+        if asks and ready:
+            sent.append(asks.popleft())
+        if ov:
+            slot, p, reg = sent.popleft()
+            assert (op.slot, op.pass_) == (slot, p)
+            for i in range(3):
+                if reg + i < vgprs:
+                    for lane in range(lanes):
+                        got[slot][reg + i][p * lanes + lane] = op.data[i][lane]
+    ctx.set(dut.tb_mode, 0)
+    return got
+
+
+def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64,
+        fill_hold: float = 0.3, memory: dict | None = None, make=random_instruction) -> dict:
+    """Run ``count`` instructions from ``make(rng, model)`` (which sets their address
+    registers in the model) and check everything against the model; return the program, the
+    model's expectations, what was seen (with cycles) and the requests."""
+    rng = random.Random(seed)
+    dut = Bench(lanes, slots, vgprs)
+    model = Model(slots, vgprs, rng)
+    program = [make(rng, model) for _ in range(count)]
+    initial = [[list(r) for r in slot] for slot in model.regs]
+    mem = Memory(dut, rng, {}, **(memory or {}))
+    expected = [model.execute(ins) for ins in program]
+    seen = {"sent": [], "trap": [], "landed": [], "trace": [], "cycles": 0}
+
+    async def bench(ctx):
+        await preload(ctx, dut, initial, lanes)
+        seen["start"] = mem.cycle + 1             # the memory's count of the first issue cycle
+        queue = deque(enumerate(program))
+        cycle = 0
+        while len(seen["landed"]) < count:
+            cycle += 1
+            assert cycle < 400 * count + 2000, "the unit stopped"
+            head = queue[0][1] if queue else None
+            if head is not None:
+                ctx.set(dut.issue.payload, issue_payload(head))
+                ctx.set(dut.ctl, control_word(head["name"]))
+            ctx.set(dut.issue.valid, head is not None)
+            ctx.set(dut.fill_hold, rng.random() < fill_hold)
+            _, _, ready, sv, s, tv, t, lv, lslot, lt = await ctx.tick().sample(
+                dut.issue.ready, dut.sent.valid, dut.sent.payload.slot, dut.trap.valid,
+                dut.trap.payload.slot, dut.landed.valid, dut.landed.payload.slot,
+                dut.load_trace)
+            if head is not None and ready:
+                queue.popleft()
+            if sv:
+                seen["sent"].append((cycle, s))
+            if tv:
+                assert sv and t == s
+                seen["trap"].append(len(seen["sent"]) - 1)
+            if lv:
+                seen["landed"].append((cycle, lslot))
+            if lt.valid:
+                seen["trace"].append((cycle, (lt.slot, lt.reg, lt.lane, lt.value)))
+        seen["cycles"] = cycle
+        ctx.set(dut.fill_hold, 0)
+        for _ in range(5):
+            _, _, busy = await ctx.tick().sample(dut.busy)
+        assert not busy
+        seen["regs"] = await read_back(ctx, dut, slots, vgprs, lanes)
+
+    simulate(dut, bench, processes=[mem.process], clock=1e-8)
+    slots_in_order = [ins["slot"] for ins in program]
+    assert [s for _, s in seen["sent"]] == slots_in_order
+    assert [s for _, s in seen["landed"]] == slots_in_order
+    assert seen["trap"] == [i for i, (_, _, trap) in enumerate(expected) if trap]
+    assert all(sc < lc for (sc, _), (lc, _) in zip(seen["sent"], seen["landed"], strict=True))
+    want_requests = [r for reqs, _, _ in expected for r in reqs]
+    got_requests = [r for _, r in mem.log]
+    assert len(got_requests) == len(want_requests)
+    for i, (got, want) in enumerate(zip(got_requests, want_requests, strict=True)):
+        assert got == want, (i, got, want)
+    assert mem.mem == model.mem
+    want_trace = [w for _, writes, _ in expected for w in writes]
+    assert [w for _, w in seen["trace"]] == want_trace
+    # each instruction lands after its last write
+    writes_of = [len(w) for _, w, _ in expected]
+    end = 0
+    for i, n in enumerate(writes_of):
+        end += n
+        if n:
+            assert seen["trace"][end - 1][0] <= seen["landed"][i][0]
+    for slot, (got_regs, want_regs) in enumerate(zip(seen["regs"], model.regs, strict=True)):
+        for reg, (got, want) in enumerate(zip(got_regs, want_regs, strict=True)):
+            assert got == want, (slot, reg, [(lane, hex(g), hex(w)) for lane, (g, w)
+                                             in enumerate(zip(got, want, strict=True))
+                                             if g != w])
+    seen["requests"] = mem.log
+    return {"program": program, "expected": expected, "seen": seen, "requests": got_requests}
+
+
+@pytest.mark.parametrize(("lanes", "seed"), [(4, 1), (8, 2), (16, 3)])
+def test_random_loads_and_stores_match_the_model(lanes, seed):
+    out = run(lanes, 60, seed)
+    expected = out["expected"]
+    # the run covered what it is meant to
+    names = {ins["name"] for ins in out["program"]}
+    assert len(names) >= 10
+    assert any(trap for _, _, trap in expected)
+    assert any(w[3] == 0 for _, writes, _ in expected for w in writes)
+    assert len(out["requests"]) > 500
+
+
+def dword_stream(name: str, slot: int = 0):
+    """A ``make`` for :func:`run`: ``name`` on a full wave, offen, each lane at its own
+    element of a raw buffer, on slot ``slot``."""
+    def make(rng: random.Random, model: Model) -> dict:
+        f = fields(name)
+        vaddr = model.free[slot].pop(0)
+        model.regs[slot][vaddr] = [lane * 4 * f["dwords"] for lane in range(64)]
+        vdata = DATA_REGS[0] if f["mem"] == MemKind.STORE else LOAD_REGS[0]
+        return {"name": name, "slot": slot, "addr64": 0, "offen": 1, "idxen": 0, "offset": 0,
+                "vaddr": vaddr, "vdata": vdata, "soffset": 0, "exec": M64,
+                "vsharp": random_vsharp(rng, swizzle=False, stride=0, records=M32,
+                                        base=0x1000) & ~(1 << 119)}
+    return make
+
+
+@pytest.mark.parametrize(("lanes", "name"), [(16, "buffer_load_dword"),
+                                             (4, "buffer_load_dword"),
+                                             (16, "buffer_store_dwordx4"),
+                                             (8, "buffer_load_dwordx2")])
+def test_a_full_wave_sends_a_request_every_cycle(lanes, name):
+    """Memory always ready with a latency of 8 cycles, ``fill`` always ready: the dwords of a
+    full wave go out on consecutive cycles, and two instructions follow each other without a
+    gap (the second's VGPR reads and constants overlap the first's requests)."""
+    latency = 8
+    out = run(lanes, 2, 1, fill_hold=0, make=dword_stream(name),
+              memory={"latency": (latency, latency), "accept": 1.0, "answer": 1.0})
+    dwords = fields(name)["dwords"]
+    cycles = [cycle for cycle, _ in out["seen"]["requests"]]
+    assert len(cycles) == 2 * 64 * dwords
+    assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
+    # the first request: the sequencer, two cycles of constants, the VGPR reads, the walker
+    # and the address pipeline; the last instruction lands the memory's latency and a few
+    # cycles after its last request
+    start = out["seen"]["start"]
+    assert cycles[0] - start <= 26, cycles[0] - start
+    # the testbench counts cycles from the first issue
+    landed = out["seen"]["landed"][-1][0] + start - 1
+    assert landed - cycles[-1] <= latency + 6, landed - cycles[-1]
