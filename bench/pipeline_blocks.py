@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
 from gpgpu_hdl.cu.scalar_alu import PipelinedScalarAlu  # noqa: E402
 from gpgpu_hdl.cu.sgpr_file import SgprFile  # noqa: E402
 from gpgpu_hdl.cu.vector_unit import VectorSlice  # noqa: E402
@@ -47,6 +48,8 @@ DESIGNS = {
              "pipelined scalar ALU, 5 stages, MULT18X18D registers"),
     "sgpr": (lambda: SgprFile(slots=8, sgprs=104, ports=2),
              "SGPR file, 8 slots x (104 SGPRs + VCC), 64-bit rows, 2 read ports"),
+    "lsu": (lambda: BufferUnit(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
+            "buffer load/store unit, 16 lanes, 8 slots x 64 VGPRs, 32 dwords in flight"),
 }
 
 
