@@ -15,17 +15,19 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   instruction's constants) and asks the VGPR file for the pass's registers: one request of
   three registers (``vaddr``, ``vaddr + 1``, ``vdata``), and a second one (``vdata + 1`` to
   ``vdata + 3``) for a store of two dwords or more; a load addressed by its offset alone
-  reads nothing. A pass whose EXEC bits are all 0 is skipped. After the last pass, a
-  *marker* job closes the instruction. Requests wait in a 2-deep FIFO (the sequencer's
-  handshakes depend on FIFO levels only);
+  reads nothing. A pass whose EXEC bits are all 0 is skipped; the job of the last pass with
+  an EXEC bit is *final*, and an instruction without one is a *marker* job alone. Requests
+  wait in a 2-deep FIFO (the sequencer's handshakes depend on FIFO levels only);
 * **landing**: each request's operands (always taken, as the VGPR file gives them) into a
   FIFO of whole passes (``A`` for the first request, ``B`` for the second): the sequencer
   asks for a pass only when its place is free, and keeps enough passes in flight to cover
   the VGPR file's latency (:func:`landing_depth`);
 * **walker**: the job's active lanes in order, one dword a cycle: the lane's words (a
   ``lanes``:1 multiplexer on the landing FIFO's head) into the address pipeline; a lane of an
-  x2-x4 access stays for as many cycles as it has dwords. The marker is one more cycle;
-* **address pipeline** (free-running, nine register stages): index and offset; the
+  x2-x4 access stays for as many cycles as it has dwords. The final job's last dword is the
+  instruction's *last* (a marker job is one cycle, and last);
+* **address pipeline** (free-running, nine register stages after the walker's output
+  register): index and offset; the
   multiplier operand (``index`` or, swizzled, ``index / index_stride``), the swizzle's small
   terms and the structured range check; two stages of registered 16x14 multipliers
   (:class:`~gpgpu_hdl.cu.dsp.Mul18`, one per half of the 32-bit operand); the product; the
@@ -35,13 +37,13 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   byte lanes and its byte mask;
 * **end**: the request into the request FIFO (it goes out on ``req``), and a *tag* (where its
   answer goes) into the tag FIFO; an out-of-range load dword leaves a tag that writes 0
-  without a request, an out-of-range store dword nothing; the marker leaves a tag too, and
-  says ``sent`` (with ``trap`` when a dword of the instruction was at or above 4 GiB: that
-  dword sends nothing and writes nothing);
+  without a request, an out-of-range store dword nothing (a marker tag when it is the last);
+  the last says ``sent`` (with ``trap`` when a dword of the instruction was at or above
+  4 GiB: that dword sends nothing and writes nothing);
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
   and sign-extended for a sub-dword load) goes out on ``fill`` as a one-lane VGPR write and
-  on ``load_trace``; a store's acknowledgement is dropped; the marker says ``landed`` once
-  every earlier write has gone out.
+  on ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
+  its last tag has retired and every write before it has gone out.
 
 A credit counter keeps the dwords between the walker and the retire stage at most ``depth``,
 so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready; the address
@@ -60,11 +62,8 @@ from .decode import MemKind
 from .dsp import Mul18, check_style
 from .vgpr_file import vgpr_layouts
 
-__all__ = ["BufferUnit", "buffer_issue_layout", "issue_control", "landing_depth",
-           "PIPELINE_STAGES"]
+__all__ = ["BufferUnit", "buffer_issue_layout", "issue_control", "landing_depth"]
 
-#: register stages from the walker's output to the end stage (requests and tags written)
-PIPELINE_STAGES = 10
 #: VGPR file reads a pass of the buffer unit asks for at most (three registers each)
 SOURCES = 3
 _LANES = (4, 8, 16)
@@ -142,8 +141,8 @@ class BufferUnit(wiring.Component):
         ``signed`` (:func:`issue_control` sets these four from the decoder's control word);
         the MUBUF fields ``offen``, ``idxen``, ``addr64``, ``offset``, ``vaddr``, ``vdata``;
         ``vsharp`` (the V#, 128 bits), ``soffset`` (SOFFSET's value), ``exec``. Taken when the
-        sequencer is free: from its last pass's cycle on, two cycles after it took an
-        instruction whose EXEC is 0.
+        sequencer is idle: in the cycle after it has sent its last pass's VGPR requests
+        (at least four cycles after taking the previous instruction).
     read : Out(VGPR file read request stream, 3 sources)
         To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
     operands : In(VGPR file operand stream)
