@@ -34,20 +34,25 @@ from gpgpu_hdl.synth import Registered, place_and_route, synthesize  # noqa: E40
 
 #: name -> (factory, what it is)
 DESIGNS = {
-    "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
-               "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources"),
+    "vgpr16": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3, ram="ecp5"),
+               "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 3 sources, DP16KD output registers"),
+    "vgpr16-generic": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=3),
+                       "VGPR file, 16 lanes, inferred block RAMs, bank registers in the fabric"),
     "lane": (lambda: FastLaneAlu(dsp="ecp5"), "fast VALU lane, 8 stages, MULT18X18D registers"),
     "lane-generic": (FastLaneAlu, "fast VALU lane, 8 stages, registers in the fabric"),
-    "slice16": (lambda: VectorSlice(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
+    "slice16": (lambda: VectorSlice(lanes=16, slots=8, vgprs=64, dsp="ecp5", ram="ecp5"),
                 "vector unit + VGPR file, 16 fast lanes, 8 slots x 64 VGPRs"),
-    "slice4": (lambda: VectorSlice(lanes=4, slots=8, vgprs=64, dsp="ecp5"),
+    "slice4": (lambda: VectorSlice(lanes=4, slots=8, vgprs=64, dsp="ecp5", ram="ecp5"),
                "vector unit + VGPR file, 4 fast lanes, 8 slots x 64 VGPRs"),
-    "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6),
+    "vgpr16x6": (lambda: VgprFile(lanes=16, slots=8, vgprs=64, sources=6, ram="ecp5"),
                  "VGPR file, 16 lanes, 8 slots x 64 VGPRs, 6 sources (three 64-bit)"),
     "salu": (lambda: PipelinedScalarAlu(dsp="ecp5"),
              "pipelined scalar ALU, 5 stages, MULT18X18D registers"),
-    "sgpr": (lambda: SgprFile(slots=8, sgprs=104, ports=2),
-             "SGPR file, 8 slots x (104 SGPRs + VCC), 64-bit rows, 2 read ports"),
+    "sgpr": (lambda: SgprFile(slots=8, sgprs=104, ports=2, ram="ecp5"),
+             "SGPR file, 8 slots x (104 SGPRs + VCC), 64-bit rows, 2 read ports, DP16KD "
+             "output registers"),
+    "sgpr-generic": (lambda: SgprFile(slots=8, sgprs=104, ports=2),
+                     "SGPR file, inferred block RAMs, output register in the fabric"),
     "lsu": (lambda: BufferUnit(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
             "buffer load/store unit, 16 lanes, 8 slots x 64 VGPRs, 32 dwords in flight"),
 }
@@ -85,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:9} {area.luts:>7,} {area.ffs:>7,} {area.block_rams:>4} "
                   f"{area.dsps:>4} {area.carries:>6,} {seed:>4} {timing.fmax_mhz:>7.2f} "
                   f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
+            log = timing.log
+            log = log.relative_to(ROOT) if log.is_relative_to(ROOT) else log
+            print(f"{'':9} nextpnr log (critical path): {log}", flush=True)
     return 0
 
 

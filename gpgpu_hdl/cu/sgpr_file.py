@@ -13,16 +13,22 @@ registers beside the file; the trap registers TBA/TMA/TTMP are not used by compu
 Two read ports, for the scalar ALU's two sources (a vector instruction reads at most one
 scalar word, docs/pipeline.md): the RAM is replicated, each copy with one read port and the
 shared write port. A read is registered twice: the block RAM's synchronous read, then an
-output register beside it (a block RAM's clock-to-out is too slow to route further in the same
-cycle at 150 MHz), so its data comes :data:`LATENCY` cycles after the request. A read sees
+output register (a block RAM's clock-to-out is too slow to route further in the same cycle at
+150 MHz; with ``ram="ecp5"`` the register is the ``DP16KD``'s own, see
+:class:`~gpgpu_hdl.cu.bram.RegisteredRam`), so its data comes :data:`LATENCY` cycles after the
+request; an odd register's value moves to the low half behind that register (one LUT level
+between the output register and ``data``). A read sees
 every write presented in an earlier cycle, not one presented in the same cycle (the
 one-instruction-in-flight rule keeps a wave from reading what its own previous instruction has
 not written yet).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+
+from .bram import RegisteredRam
+from .dsp import check_style
 
 __all__ = ["LATENCY", "ROWS_PER_SLOT", "VCC", "SgprFile", "sgpr_layouts"]
 
@@ -54,6 +60,10 @@ class SgprFile(wiring.Component):
         top.
     ports : int
         Read ports, each a copy of the RAM (1 to 4; 2 for the scalar ALU's two sources).
+    ram : str
+        How the copies are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
+        ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances with their
+        own output registers). The same cycles either way.
 
     Members
     -------
@@ -63,21 +73,24 @@ class SgprFile(wiring.Component):
     data : Out(64).array(ports)
         Per port, :data:`LATENCY` cycles after its request: ``[0:32]`` the register, and
         ``[32:64]`` the next one when ``reg`` is even (the pair of a 64-bit operand; anything
-        when it is odd), from registers.
+        when it is odd): ``[32:64]`` from the output register, ``[0:32]`` from it through a
+        2:1 select.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data[0:32]`` into register ``reg`` of ``slot``, and with ``wide`` (``reg`` even)
         ``data[32:64]`` into ``reg + 1`` too. Visible to reads presented from the next cycle
         on.
     """
 
-    def __init__(self, *, slots: int = 8, sgprs: int = 104, ports: int = 2) -> None:
+    def __init__(self, *, slots: int = 8, sgprs: int = 104, ports: int = 2,
+                 ram: str = "generic") -> None:
+        check_style(ram, "ram style")
         if not isinstance(slots, int) or not 1 <= slots <= 64:
             raise ValueError(f"slots must be an integer from 1 to 64, not {slots!r}")
         if not isinstance(sgprs, int) or not 2 <= sgprs <= 104 or sgprs % 2:
             raise ValueError(f"sgprs must be an even integer from 2 to 104, not {sgprs!r}")
         if not isinstance(ports, int) or not 1 <= ports <= 4:
             raise ValueError(f"ports must be an integer from 1 to 4, not {ports!r}")
-        self._slots, self._sgprs, self._ports = slots, sgprs, ports
+        self._slots, self._sgprs, self._ports, self._ram = slots, sgprs, ports, ram
         self.read_layout, self.write_layout = sgpr_layouts(slots=slots)
         super().__init__({
             # arrays of ports, not ArrayLayout ones: Yosys 0.70's ABC9 fails an assertion when a
@@ -98,6 +111,10 @@ class SgprFile(wiring.Component):
     @property
     def ports(self) -> int:
         return self._ports
+
+    @property
+    def ram(self) -> str:
+        return self._ram
 
     @property
     def latency(self) -> int:
@@ -123,17 +140,16 @@ class SgprFile(wiring.Component):
             en_w.eq(Mux(self.write.valid, Cat(~odd, odd | w.wide), 0)),
         ]
         for k in range(self._ports):
-            copy = memory.Memory(shape=64, depth=self.rows, init=[])
+            copy = RegisteredRam(width=64, depth=self.rows, granularity=32, style=self._ram)
             m.submodules[f"copy{k}"] = copy
-            wp = copy.write_port(granularity=32)
-            rp = copy.read_port(transparent_for=())
             req = self.read[k]
             odd_r = Signal(name=f"r{k}_odd")
-            m.d.comb += [wp.addr.eq(row_w), wp.data.eq(data_w), wp.en.eq(en_w),
-                         rp.addr.eq(Cat(req.reg[1:], req.slot))]
-            m.d.sync += [
-                odd_r.eq(req.reg[0]),
-                # the output register: an odd register's value moves to the low half
-                self.data[k].eq(Mux(odd_r, Cat(rp.data[32:], rp.data[32:]), rp.data)),
-            ]
+            odd_o = Signal(name=f"r{k}_odd_out")
+            out = copy.read_data
+            m.d.comb += [copy.write_addr.eq(row_w), copy.write_data.eq(data_w),
+                         copy.write_en.eq(en_w), copy.read_addr.eq(Cat(req.reg[1:], req.slot)),
+                         # behind the output register: an odd register's value moves to the
+                         # low half
+                         self.data[k].eq(Mux(odd_o, Cat(out[32:], out[32:]), out))]
+            m.d.sync += [odd_r.eq(req.reg[0]), odd_o.eq(odd_r)]
         return m

@@ -279,6 +279,9 @@ class VectorSlice(wiring.Component):
     ----------
     lanes, slots, vgprs : int; dsp : str
         As for :class:`VectorUnit`.
+    ram : str
+        How the VGPR file's banks are built: :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile`'s
+        ``ram``.
 
     Members
     -------
@@ -295,10 +298,11 @@ class VectorSlice(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
-                 dsp: str = "generic") -> None:
+                 dsp: str = "generic", ram: str = "generic") -> None:
         _check_lanes(lanes)        # before any component exists
         self._unit = VectorUnit(lanes=lanes, slots=slots, vgprs=vgprs, dsp=dsp)
-        self._file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self._unit.sources)
+        self._file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self._unit.sources,
+                              ram=ram)
         unit_sig = self._unit.signature.members
         super().__init__({
             "issue": unit_sig["issue"],

@@ -11,22 +11,29 @@ cycle each (a bank conflict, counted on ``conflict``). The same register named t
 once. docs/pipeline.md measured the cost on the suite: 5 % of VALU instructions need an extra
 cycle with one read port per bank.
 
-Writes have their own port and never wait; a read in the same cycle as a write to the same
-register returns the old value (the one-instruction-in-flight rule keeps a wave from reading a
-register its own previous instruction has not written yet).
+Writes have their own port and never wait. A write reaches the block RAMs a cycle after it is
+presented (a register stage), and a request's reads come two cycles after it is taken (its
+turns later with conflicts): a request taken in the cycle a write is presented in, or later,
+reads the new value, one taken earlier the old one (the one-instruction-in-flight rule keeps a
+wave from reading a register its own previous instruction has not written yet).
 
 The collector is a pipeline of five stages, each a few LUT levels deep: *schedule* (the
 request is taken and its read plan registered: which source reads which bank in which turn,
 and which turn each source loads its operand from), *address* (each bank's row, of the source
 whose turn it is, registered: one cycle, or one per register of the busiest bank), *read*,
-*bank registers* (each bank's output registered beside its block RAMs) and *collect* (each
-source's operand register loads from its bank's register). So a request's operands come out
-four cycles after its last turn, and a conflict-free request is taken every cycle.
+*bank registers* (each bank's output registered: a :class:`~gpgpu_hdl.cu.bram.RegisteredRam`,
+whose output register with ``ram="ecp5"`` is the ``DP16KD``'s own, so that the block RAM's
+clock-to-out is in no fabric path) and *collect* (each source's operand register loads from
+its bank's register). So a request's operands come out four cycles after its last turn, and a
+conflict-free request is taken every cycle.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+
+from .bram import RegisteredRam
+from .dsp import check_style
 
 __all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
 
@@ -62,6 +69,10 @@ class VgprFile(wiring.Component):
         VGPRs per wave slot (a multiple of :data:`BANKS`).
     sources : int
         Register operands one read request names (at most), e.g. 6 for three 64-bit sources.
+    ram : str
+        How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
+        ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances whose own
+        output registers are the bank registers). The same cycles either way.
 
     Members
     -------
@@ -77,14 +88,16 @@ class VgprFile(wiring.Component):
         once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
-        ``mask`` is set. (A 64-bit result is two writes: choosing between two data words in
-        front of every bank's write port would cost about 3,500 LUT4 at 16 lanes.)
+        ``mask`` is set; read by the requests taken from this cycle on. (A 64-bit result is
+        two writes: choosing between two data words in front of every bank's write port would
+        cost about 3,500 LUT4 at 16 lanes.)
     conflict : Out(1)
         High in each cycle a request waits on a bank conflict (its reads but the last).
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
-                 sources: int = 3) -> None:
+                 sources: int = 3, ram: str = "generic") -> None:
+        check_style(ram, "ram style")
         if lanes not in (1, 2, 4, 8, 16, 32, 64):
             raise ValueError(f"lanes must be one of 1, 2, 4, 8, 16, 32, 64, not {lanes}")
         if slots < 1 or vgprs < BANKS or vgprs % BANKS or sources < 1:
@@ -92,6 +105,7 @@ class VgprFile(wiring.Component):
                              f"not {slots}, {vgprs}, {sources}")
         self._lanes, self._slots, self._vgprs, self._sources = lanes, slots, vgprs, sources
         self._passes = 64 // lanes
+        self._ram = ram
         self.read_layout, self.operand_layout, self.write_layout = vgpr_layouts(
             lanes=lanes, slots=slots, vgprs=vgprs, sources=sources)
         super().__init__({
@@ -104,6 +118,10 @@ class VgprFile(wiring.Component):
     @property
     def lanes(self) -> int:
         return self._lanes
+
+    @property
+    def ram(self) -> str:
+        return self._ram
 
     @property
     def passes(self) -> int:
@@ -125,21 +143,29 @@ class VgprFile(wiring.Component):
         n = self._sources
         req = self.read.payload
 
-        banks_r, banks_w = [], []
+        # each bank: a lane's word a row, one write enable per lane; its read data come from
+        # the bank registers (stage 4) two cycles after the row
+        banks = []
         for b in range(BANKS):
-            bank = memory.Memory(shape=data.ArrayLayout(32, self._lanes), depth=self.rows,
-                                 init=[])
+            bank = RegisteredRam(width=32 * self._lanes, depth=self.rows, granularity=32,
+                                 style=self._ram)
             m.submodules[f"bank{b}"] = bank
-            banks_w.append(bank.write_port(granularity=1))      # one enable per lane
-            banks_r.append(bank.read_port(transparent_for=()))
+            banks.append(bank)
 
-        # --- writes: their own port -----------------------------------------------------------
+        # --- writes: their own port, behind a register stage (row, data and each bank's lane
+        # enables), so that the writer's logic and the routing to block RAMs spread over the
+        # chip are not one path ---------------------------------------------------------------
         w = self.write.payload
+        w_row = Signal(range(self.rows), name="w_row", reset_less=True)
+        w_data = Signal(32 * self._lanes, name="w_data", reset_less=True)
+        m.d.sync += [w_row.eq(self._row(w.slot, w.reg, w.pass_)), w_data.eq(w.data)]
         for b in range(BANKS):
-            port = banks_w[b]
-            m.d.comb += [port.addr.eq(self._row(w.slot, w.reg, w.pass_)), port.data.eq(w.data),
-                         port.en.eq(((w.reg % BANKS) == b).replicate(self._lanes)
-                                    & w.mask & self.write.valid.replicate(self._lanes))]
+            bank = banks[b]
+            w_en = Signal(self._lanes, name=f"w_en{b}")
+            m.d.sync += w_en.eq(((w.reg % BANKS) == b).replicate(self._lanes)
+                                & w.mask & self.write.valid.replicate(self._lanes))
+            m.d.comb += [bank.write_addr.eq(w_row), bank.write_data.eq(w_data),
+                         bank.write_en.eq(w_en)]
 
         # --- stage 1, schedule: the request's read plan, computed as it is taken. A source is
         # read only at its register's first naming; its turn is the number of registers of
@@ -205,18 +231,18 @@ class VgprFile(wiring.Component):
         # register (the block RAMs are spread over the chip: their address inputs get a cycle
         # of routing of their own); stage 3, read ---------------------------------------------
         for b in range(BANKS):
-            port = banks_r[b]
             row = 0
             for i in range(n):
                 row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
             a_row = Signal(range(self.rows), name=f"a_row{b}")
             m.d.sync += a_row.eq(row)
-            m.d.comb += [port.addr.eq(a_row), port.en.eq(1)]
+            m.d.comb += banks[b].read_addr.eq(a_row)
 
-        # --- stage 4, bank registers: each bank's output, registered next to its block RAMs
-        # (an ECP5 block RAM's data come 5.8 ns after the clock without its output register,
-        # which Yosys does not use); stage 5, collect: each source's register loads its bank's
-        # data. Both per lane, with the lane's own copy of the control ---------------------------
+        # --- stage 4, bank registers: each bank's output, registered (the ``RegisteredRam``'s
+        # output register: inside the block RAM for ``ram="ecp5"``; an ECP5 block RAM's data
+        # come 5.8 ns after the clock without it, and Yosys' inference does not use it);
+        # stage 5, collect: each source's register loads its bank's data, per lane, with the
+        # lane's own copy of the control --------------------------------------------------------
         def delayed(value, name, cycles):
             for c in range(cycles):
                 reg = Signal.like(value, name=f"{name}_d{c + 1}")
@@ -231,7 +257,8 @@ class VgprFile(wiring.Component):
             m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane)
             m.d.comb += [collect.load.eq(load), collect.bank.eq(bank)]
             for b in range(BANKS):
-                m.d.comb += collect.bank_data[b].eq(banks_r[b].data[lane])
+                m.d.comb += collect.bank_data[b].eq(
+                    banks[b].read_data[32 * lane:32 * (lane + 1)])
             for i in range(n):
                 m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
         m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3)),
@@ -241,8 +268,9 @@ class VgprFile(wiring.Component):
 
 
 class _LaneCollect(wiring.Component):
-    """One lane of the collect stages: the lane's word of each bank, registered, and the
-    lane's operand registers with their own copy of the control.
+    """One lane of the collect stage: the lane's operand registers, loading from the lane's
+    word of each bank register, with their own copy of the control (a cycle behind the
+    control that comes in, as the bank registers are a cycle behind the read).
 
     A copy of the control per lane keeps each control bit's load to one lane's registers
     (with one copy for all, a bit drives every lane's across the chip: 512 enables at 16
@@ -255,7 +283,7 @@ class _LaneCollect(wiring.Component):
     Members
     -------
     bank_data : In(ArrayLayout(32, BANKS))
-        The lane's word of each bank's read port.
+        The lane's word of each bank register.
     load : In(sources)
         Per source: load its operand from ``bank`` in the next cycle.
     bank : In(ArrayLayout(2, sources))
@@ -277,17 +305,16 @@ class _LaneCollect(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._sources
-        words = Signal(data.ArrayLayout(32, BANKS), name="bank_words")
         width = n + len(self.bank.as_value())
         control = Signal(width, name="control_copy", init=self._copy % (1 << width),
                          reset_less=True)
         load = control[:n]
         bank = data.View(data.ArrayLayout(range(BANKS), n), control[n:])
-        m.d.sync += [words.eq(self.bank_data), control.eq(Cat(self.load, self.bank))]
+        m.d.sync += control.eq(Cat(self.load, self.bank))
         for i in range(n):
             # a binary-selected 4:1 multiplexer, into a register with an enable
             with m.If(load[i]):
-                m.d.sync += self.operands[i].eq(words[bank[i]])
+                m.d.sync += self.operands[i].eq(self.bank_data[bank[i]])
         return m
 
 
