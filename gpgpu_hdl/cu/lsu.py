@@ -54,7 +54,7 @@ address's low two bits select the byte lanes of a sub-dword access only.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .core import LoadTraceLayout, MemRequest, MemResponse
@@ -251,7 +251,6 @@ class BufferUnit(wiring.Component):
             "last": 1})            # the instruction's last
         req_layout = self.req.payload.shape()
         read_layout = self.read.payload.shape()
-        words = 3 * lanes * 32     # a request's operands
 
         # --- sequencer -------------------------------------------------------------------------
         q = Signal(self.issue_layout, name="q_instr")
@@ -268,8 +267,6 @@ class BufferUnit(wiring.Component):
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=4)
         m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
         m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * land)
-        m.submodules.land_a = land_a = fifo.SyncFIFO(width=words, depth=land)
-        m.submodules.land_b = land_b = fifo.SyncFIFO(width=words, depth=land)
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
                      requests.r_en.eq(self.read.ready)]
 
@@ -364,12 +361,36 @@ class BufferUnit(wiring.Component):
                     m.d.comb += jobs.w_en.eq(1)
                     m.next = "IDLE"
 
-        # --- landing: each request's operands into A (first) or B (second) ------------------
-        m.d.comb += [route.r_en.eq(self.operands.valid),
-                     land_a.w_data.eq(self.operands.payload.data),
-                     land_b.w_data.eq(self.operands.payload.data),
-                     land_a.w_en.eq(self.operands.valid & ~route.r_data),
-                     land_b.w_en.eq(self.operands.valid & route.r_data)]
+        # --- landing: each request's operands, registered, into A (first) or B (second) of
+        # each lane's landing memories, which take their write enable and pointers from copies
+        # of their own (one write enable for every lane's memories was 6.7 ns of routing) ----
+        arriving = Cat(self.operands.valid & ~route.r_data, self.operands.valid & route.r_data)
+        m.d.comb += route.r_en.eq(self.operands.valid)
+        o_data = Signal.like(self.operands.payload.data, name="o_data")
+        o_we = Signal(2, name="o_we")
+        m.d.sync += [o_data.eq(self.operands.payload.data), o_we.eq(arriving)]
+        l_wptr = [Signal(range(land), name=f"l_wptr_{x}") for x in "ab"]
+        l_rptr = [Signal(range(land), name=f"l_rptr_{x}") for x in "ab"]
+        l_rnext = [Signal(range(land), name=f"l_rnext_{x}") for x in "ab"]
+        l_count = [Signal(range(land + 1), name=f"l_count_{x}") for x in "ab"]
+        l_pop = Signal(2)                           # the walker is done with a pass's operands
+
+        def bump(ptr):
+            return Mux(ptr == land - 1, 0, ptr + 1)
+
+        for x in range(2):
+            with m.If(arriving[x]):
+                m.d.sync += l_wptr[x].eq(bump(l_wptr[x]))
+            m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
+            m.d.sync += [l_rptr[x].eq(l_rnext[x]),
+                         l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])]
+        lane_words = Signal(data.ArrayLayout(data.ArrayLayout(32, 2 * SOURCES), lanes))
+        for lane in range(lanes):
+            m.submodules[f"land{lane}"] = landing = _LaneLanding(land, copy=lane)
+            m.d.comb += [landing.data.eq(Cat(o_data[i][lane] for i in range(SOURCES))),
+                         landing.we.eq(arriving), landing.rnext.eq(Cat(*l_rnext)),
+                         landing.wptr.eq(Cat(*l_wptr)),
+                         lane_words[lane].eq(landing.words)]
 
         # --- walker: the job's active lanes, a dword a cycle ------------------------------------
         w_busy = Signal(name="w_busy")
@@ -380,15 +401,14 @@ class BufferUnit(wiring.Component):
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
         head = data.View(job_layout, jobs.r_data)
 
-        have_data = ~w_job.reads | (land_a.r_rdy & (~w_job.two | land_b.r_rdy))
+        have_data = ~w_job.reads | ((l_count[0] != 0) & (~w_job.two | (l_count[1] != 0)))
         emit = Signal()
         done = Signal()                             # the job's last op goes out
         m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0)),
                      done.eq(emit & (w_job.marker | ((w_k + 1 == w_job.dwords) & ~w_rest.any())))]
         take = Signal()
         m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
-                     land_a.r_en.eq(done & w_job.reads),
-                     land_b.r_en.eq(done & w_job.reads & w_job.two),
+                     l_pop.eq(Cat(done & w_job.reads, done & w_job.reads & w_job.two)),
                      l_free.eq(done & w_job.reads)]
         with m.If(take):
             m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0),
@@ -404,8 +424,7 @@ class BufferUnit(wiring.Component):
                 m.d.sync += w_k.eq(w_k + 1)
 
         # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether)
-        a_words = data.View(data.ArrayLayout(data.ArrayLayout(32, lanes), 3), land_a.r_data)
-        b_words = data.View(data.ArrayLayout(data.ArrayLayout(32, lanes), 3), land_b.r_data)
+        here = lane_words[w_lane]
         op = Signal(op_layout, name="w_op")
         for name in ("store", "slot", "pass_", "size", "signed", "offen", "idxen", "addr64",
                      "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
@@ -425,9 +444,8 @@ class BufferUnit(wiring.Component):
         w1_valid, w1 = stage("w1", emit, op)
         w1_v = [Signal(32, name=f"w1_v{i}") for i in range(2)]
         w1_d = [Signal(32, name=f"w1_d{i}") for i in range(4)]
-        m.d.sync += [w1_v[0].eq(a_words[0][w_lane]), w1_v[1].eq(a_words[1][w_lane]),
-                     w1_d[0].eq(a_words[2][w_lane]), w1_d[1].eq(b_words[0][w_lane]),
-                     w1_d[2].eq(b_words[1][w_lane]), w1_d[3].eq(b_words[2][w_lane])]
+        m.d.sync += [w1_v[0].eq(here[0]), w1_v[1].eq(here[1]), w1_d[0].eq(here[2]),
+                     w1_d[1].eq(here[3]), w1_d[2].eq(here[4]), w1_d[3].eq(here[5])]
 
         # A1: index, offset, the dword's data, the addr64 pair
         a1_valid, a1 = stage("a1", w1_valid, w1)
@@ -623,4 +641,60 @@ class BufferUnit(wiring.Component):
         m.d.sync += in_flight.eq(in_flight + (self.issue.valid & self.issue.ready)
                                  - landing)
         m.d.comb += self.busy.eq((in_flight != 0) | ~seq.ongoing("IDLE"))
+        return m
+
+
+class _LaneLanding(wiring.Component):
+    """One lane's landing memories: its words of the operands of the passes in flight, A
+    (``vaddr``, ``vaddr + 1``, ``vdata``) and B (``vdata + 1`` to ``vdata + 3``), ``depth``
+    passes each, written the cycle after they arrive and read by the walker.
+
+    The lane's write enables and pointers are registered in a copy of its own, reset-less
+    and powering on with a value of its own (``copy``) so that Yosys does not merge the lanes'
+    copies into one register driving every lane's memories (see ``_LaneCollect`` in
+    :mod:`~gpgpu_hdl.cu.vgpr_file`); whatever a copy writes in the first cycle after
+    configuration is never read (the unit's pass counts are 0).
+
+    Members
+    -------
+    data : In(ArrayLayout(32, 3))
+        The lane's words of the operands that arrived in the cycle before.
+    we : In(2)
+        Operands arrive for A (bit 0) or B (bit 1), to be written in the next cycle.
+    wptr : In(ArrayLayout(range(depth), 2))
+        The entries of A and B they go to.
+    rnext : In(ArrayLayout(range(depth), 2))
+        The entries of A and B the walker reads in the next cycle.
+    words : Out(ArrayLayout(32, 6))
+        The entries being read: A's three words, then B's.
+    """
+
+    def __init__(self, depth: int, *, copy: int = 0):
+        self._depth, self._copy = depth, copy
+        ptrs = data.ArrayLayout(range(depth), 2)
+        super().__init__({
+            "data": In(data.ArrayLayout(32, SOURCES)),
+            "we": In(2),
+            "wptr": In(ptrs),
+            "rnext": In(ptrs),
+            "words": Out(data.ArrayLayout(32, 2 * SOURCES)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        ptrs = data.ArrayLayout(range(self._depth), 2)
+        layout = data.StructLayout({"we": 2, "wptr": ptrs, "rptr": ptrs})
+        width = layout.size
+        copy = Signal(width, name="control_copy", init=self._copy % (1 << width),
+                      reset_less=True)
+        control = data.View(layout, copy)
+        m.d.sync += copy.eq(Cat(self.we, self.wptr, self.rnext))
+        for x, name in enumerate("ab"):
+            mem = memory.Memory(shape=32 * SOURCES, depth=self._depth, init=[])
+            m.submodules[f"mem_{name}"] = mem
+            w, r = mem.write_port(), mem.read_port(domain="comb")
+            m.d.comb += [w.en.eq(control.we[x]), w.addr.eq(control.wptr[x]),
+                         w.data.eq(self.data), r.addr.eq(control.rptr[x]),
+                         self.words.as_value()[x * 32 * SOURCES:(x + 1) * 32 * SOURCES]
+                         .eq(r.data)]
         return m
