@@ -125,6 +125,10 @@ class CuConfig:
         Mnemonics to build (``"full"`` = the whole table).
     device : str
         FPGA the configuration must fit (a key of :data:`DEVICES`).
+    pipeline : bool
+        Build the pipelined compute unit (:class:`~gpgpu_hdl.cu.pipelined.PipelinedComputeUnit`,
+        4, 8 or 16 lanes; it does not run every instruction yet, docs/cu.md) instead of the
+        multi-cycle one.
     """
 
     lanes: int = 1
@@ -136,6 +140,7 @@ class CuConfig:
     shifter: str = "multiplier"
     profile: frozenset[str] | str = "full"
     device: str = "LFE5U-85F"
+    pipeline: bool = False
 
     def __post_init__(self) -> None:
         _choice("lanes", self.lanes, _POWERS_OF_TWO_TO_64)
@@ -146,6 +151,11 @@ class CuConfig:
         _power_of_two("imem_bytes", self.imem_bytes, 256, 65536)
         _choice("shifter", self.shifter, SHIFTER_STYLES)
         _choice("device", self.device, DEVICES)
+        if not isinstance(self.pipeline, bool):
+            raise ConfigError(f"pipeline must be True or False, not {self.pipeline!r}")
+        if self.pipeline and self.lanes not in (4, 8, 16):
+            raise ConfigError(f"the pipelined compute unit has 4, 8 or 16 lanes, not "
+                              f"{self.lanes!r}")
         profile = self.profile
         if isinstance(profile, str):
             profile = frozenset({profile})
@@ -172,8 +182,10 @@ class CuConfig:
     def key(self) -> str:
         """A canonical text of this configuration, equal across processes (the profile is a
         frozenset, whose ``repr`` order changes with hash randomization): cache keys use it."""
+        # ``pipeline`` only when set, so that the keys of the multi-cycle unit's configurations
+        # (and the caches they name) stay what they were before it existed
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                  if f.name != "profile"]
+                  if f.name != "profile" and (f.name != "pipeline" or self.pipeline)]
         profile = "full" if self.is_full else ",".join(sorted(self.profile))
         return ";".join([*fields, f"profile={profile}"])
 

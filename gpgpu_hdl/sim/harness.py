@@ -113,7 +113,12 @@ class SimTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.cu = cu = ComputeUnit(self._config, trace=True)
+        if self._config.pipeline:
+            from ..cu.pipelined import PipelinedComputeUnit
+            cu = PipelinedComputeUnit(self._config, trace=True)
+        else:
+            cu = ComputeUnit(self._config, trace=True)
+        m.submodules.cu = cu
         m.submodules.memory = mem = SimMemory(words=self._mem_words, latency=self._latency)
         wiring.connect(m, cu=cu.mem, memory=mem.port)
         m.d.comb += [cu.start.eq(self.start), cu.dispatch.eq(self.dispatch),

@@ -1,0 +1,276 @@
+"""The wave launcher of the pipelined compute unit (issue "The compute unit as a pipeline",
+docs/pipeline.md): the hardware dispatcher's per-workgroup half.
+
+:class:`WaveLauncher` takes the workgroups a :class:`~gpgpu_hdl.cu.grid.GridWalker` offers, one
+at a time, when the unit has wave slots and a workgroup context free for all of its waves, and
+starts each wave as the code object's header asks (the ABI of
+:func:`gpgpu_hdl.dispatch.wave_start`): its SGPRs (:func:`sgpr_init_values`, one dword a cycle
+into the SGPR file's write port), ``v0``..``v2`` with the work-item ids (a pass of ``lanes``
+lanes at a time into the VGPR file), then the wave itself, handed to the unit on ``wave``.
+The ids are stepped one lane a cycle, as the multi-cycle unit does, so a wave takes about
+``64 x (ids + 1)`` cycles to start; the unit runs the waves already started meanwhile.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
+from .grid import GroupLayout
+from .sgpr_file import sgpr_layouts
+from .vgpr_file import vgpr_layouts
+
+__all__ = ["sgpr_init_values", "WaveLauncher"]
+
+
+def sgpr_init_values(d, *, group_id, nwaves, wave) -> tuple[list, list[tuple]]:
+    """The dwords a wave's SGPRs start with, in the fixed order of the header's slots:
+    ``(enable, value, restart)`` each, ``enable`` a bit of ``d.user_enables`` or
+    ``d.system_enables``; the enabled ones fill ``s0``, ``s1``, ... and the first system
+    value (``restart``) starts again at ``s[d.user_sgpr_count]``.
+
+    ``d`` is a :data:`~gpgpu_hdl.cu.core.DispatchLayout` value, ``group_id`` the workgroup's
+    three ids, ``nwaves`` its wave count and ``wave`` the wave's index in it. Returns the
+    statements that compute the shared terms (for ``m.d.comb``) and the list."""
+    scratch_on = Signal(name="scratch_on")
+    dw3 = Signal(32, name="dw3")
+    setup = [(scratch_on.eq((d.private_segment_size != 0) & (d.scratch_address != 0))),
+              dw3.eq((1 << 15) | (d.private_element_size << 19) | (3 << 21) | (1 << 23))]
+    user_values = {
+        "private_segment_buffer": [d.scratch_address, Const(1 << 31, 32),
+                                   Const(0xFFFFFFFF, 32), dw3],
+        "dispatch_ptr": [d.packet_address, 0], "queue_ptr": [0, 0],
+        "kernarg_segment_ptr": [d.kernarg_address, 0], "dispatch_id": [0, 0],
+        "flat_scratch_init": [0, 0], "private_segment_size": [d.private_segment_size],
+        "grid_workgroup_count_x": [d.group_counts[0]],
+        "grid_workgroup_count_y": [d.group_counts[1]],
+        "grid_workgroup_count_z": [d.group_counts[2]],
+    }
+    out = []
+    for i, (name, count) in enumerate(USER_SGPR_SLOTS):
+        for k in range(count):
+            v = user_values[name][k]
+            if name == "private_segment_buffer":
+                v = Mux(scratch_on, v, 0)
+            out.append((d.user_enables[i], v, False))
+    system_values = {"workgroup_id_x": group_id[0], "workgroup_id_y": group_id[1],
+                     "workgroup_id_z": group_id[2], "workgroup_info": nwaves,
+                     "private_segment_wave_byte_offset": wave * d.scratch_wave_bytes}
+    for i, (name, _) in enumerate(SYSTEM_SGPR_SLOTS):
+        out.append((d.system_enables[i], system_values[name], i == 0))
+    return setup, out
+
+
+def wave_layout(slots: int) -> data.StructLayout:
+    """What :attr:`WaveLauncher.wave` hands the unit for a started wave."""
+    return data.StructLayout({
+        "slot": range(slots), "group": range(slots), "wave": 5, "exec": 64,
+        "first": 1,            # the workgroup's first wave: its context starts
+        "waves": 6,            # waves in the workgroup
+        "id": data.ArrayLayout(32, 3)})
+
+
+class WaveLauncher(wiring.Component):
+    """Starts the waves of each workgroup.
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes of the VGPR file (words a VGPR write carries).
+    slots : int
+        Wave slots; also the workgroup contexts.
+    vgprs : int
+        VGPRs per wave slot.
+
+    Members
+    -------
+    start : In(1)
+        Pulse: a launch begins (every workgroup context is free).
+    dispatch : In(DispatchLayout)
+        The launch (stable while it runs).
+    groups : In(stream.Signature(GroupLayout))
+        The next workgroup of the walk.
+    free : In(slots)
+        Wave slots that hold no wave (a slot handed out on ``wave`` must read as taken from
+        the next cycle on).
+    release : In(stream.Signature(range(slots), always_ready=True))
+        A workgroup context whose last wave has ended.
+    sgpr : Out(stream.Signature(SgprFile write layout))
+        SGPR initialisation writes.
+    vgpr : Out(stream.Signature(VgprFile write layout))
+        The work-item ids, a pass at a time.
+    wave : Out(stream.Signature(wave_layout))
+        A wave whose registers are written: the unit makes it live in the cycle it takes it.
+    resources : Out(1)
+        The offered workgroup can never fit (no workgroup runs and it does not fit now): the
+        launch must stop with trap cause ``RESOURCES``.
+    active : Out(1)
+        A workgroup is being started, or a workgroup context is in use.
+    """
+
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64):
+        from .core import DispatchLayout       # the unit's contract lives with the unit
+        self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
+        _, sgpr_write = sgpr_layouts(slots=slots)
+        _, _, vgpr_write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs, sources=1)
+        self.wave_layout = wave_layout(slots)
+        super().__init__({
+            "start": In(1),
+            "dispatch": In(DispatchLayout),
+            "groups": In(stream.Signature(GroupLayout)),
+            "free": In(slots),
+            "release": In(stream.Signature(range(slots), always_ready=True)),
+            "sgpr": Out(stream.Signature(sgpr_write)),
+            "vgpr": Out(stream.Signature(vgpr_write)),
+            "wave": Out(stream.Signature(self.wave_layout)),
+            "resources": Out(1),
+            "active": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        W, L = self._slots, self._lanes
+        d = self.dispatch
+        offer = self.groups
+
+        used = Signal(W)                 # workgroup contexts in use
+        with m.If(self.start):
+            m.d.sync += used.eq(0)
+        with m.Elif(self.release.valid):
+            m.d.sync += used.eq(used & ~(1 << self.release.payload))
+
+        # the offered workgroup: its size (partial at the grid's edge) and whether it fits
+        base = offer.payload.base
+        o_size = [Signal(11, name=f"offer_size{i}") for i in range(3)]
+        o_items, o_waves = Signal(22), Signal(6)
+        m.d.comb += [o_size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
+                                      d.local[i])) for i in range(3)]
+        m.d.comb += [o_items.eq(o_size[0] * o_size[1] * o_size[2]),
+                     o_waves.eq((o_items + 63) >> 6)]
+        free_count = Signal(range(W + 1))
+        m.d.comb += free_count.eq(sum(self.free[i] for i in range(W)))
+        free_grp, free_grp_ok = Signal(range(W)), Signal()
+        for i in reversed(range(W)):
+            with m.If(~used[i] & (i < d.group_limit)):
+                m.d.comb += [free_grp.eq(i), free_grp_ok.eq(1)]
+        free_slot = Signal(range(W))
+        for i in reversed(range(W)):
+            with m.If(self.free[i]):
+                m.d.comb += free_slot.eq(i)
+        fits = Signal()
+        m.d.comb += fits.eq(free_grp_ok & (free_count >= o_waves))
+
+        # the workgroup being started
+        grp = Signal(range(W))
+        gid = Signal(data.ArrayLayout(32, 3))
+        size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
+        items, nwaves = Signal(22), Signal(6)
+        wave = Signal(5)
+        slot = Signal(range(W))
+        wave_x0, wave_y0, wave_z0 = Signal(11), Signal(11), Signal(11)
+        lane_x, lane_y, lane_z = Signal(11), Signal(11), Signal(11)
+        lane = Signal(7)
+        vid = Signal(2)
+        ids = Signal(data.ArrayLayout(32, L))          # a pass of ids
+        init_i = Signal(6)
+        init_idx = Signal(7)
+
+        prep, init_values = sgpr_init_values(d, group_id=gid, nwaves=nwaves, wave=wave)
+        m.d.comb += prep
+        n_init = len(init_values)
+
+        m.d.comb += [self.active.eq(used.any()), self.sgpr.payload.slot.eq(slot),
+                     self.vgpr.payload.slot.eq(slot)]
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += offer.ready.eq(fits & ~self.start)
+                with m.If(offer.valid & fits & ~self.start):
+                    m.d.sync += [grp.eq(free_grp), used.bit_select(free_grp, 1).eq(1),
+                                 gid.eq(offer.payload.id),
+                                 *(size[i].eq(o_size[i]) for i in range(3)),
+                                 items.eq(o_items), nwaves.eq(o_waves), wave.eq(0),
+                                 wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0)]
+                    m.next = "WAVE"
+                with m.Elif(offer.valid & ~fits & ~used.any() & ~self.start):
+                    m.d.comb += self.resources.eq(1)
+                with m.If(offer.valid):
+                    m.d.comb += self.active.eq(1)
+
+            with m.State("WAVE"):
+                m.d.comb += self.active.eq(1)
+                with m.If(wave == nwaves):
+                    m.next = "IDLE"
+                with m.Else():
+                    m.d.sync += [slot.eq(free_slot), init_i.eq(0), init_idx.eq(0)]
+                    m.next = "SGPR"
+
+            with m.State("SGPR"):
+                m.d.comb += self.active.eq(1)
+                with m.Switch(init_i):
+                    for i, (en, value, restart) in enumerate(init_values):
+                        with m.Case(i):
+                            idx = Mux(restart, d.user_sgpr_count, init_idx)
+                            m.d.comb += [self.sgpr.valid.eq(en),
+                                         self.sgpr.payload.reg.eq(idx),
+                                         self.sgpr.payload.data.eq(value)]
+                            with m.If(~en | self.sgpr.ready):
+                                m.d.sync += [init_idx.eq(Mux(en, idx + 1, idx)),
+                                             init_i.eq(init_i + 1)]
+                                if i == n_init - 1:
+                                    m.d.sync += [lane.eq(0), vid.eq(0), lane_x.eq(wave_x0),
+                                                 lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
+                                    m.next = "IDS"
+
+            with m.State("IDS"):
+                # one lane a cycle into a pass of ids; the pass is written when it is full
+                m.d.comb += self.active.eq(1)
+                flat = Signal(22)
+                m.d.comb += flat.eq((wave << 6) + lane[:6])
+                lid = Mux(vid == 0, lane_x, Mux(vid == 1, lane_y, lane_z))
+                m.d.sync += ids[lane[:6] % L].eq(Mux(flat < items, lid, 0))
+                with m.If(lane_x + 1 < size[0]):
+                    m.d.sync += lane_x.eq(lane_x + 1)
+                with m.Else():
+                    m.d.sync += lane_x.eq(0)
+                    with m.If(lane_y + 1 < size[1]):
+                        m.d.sync += lane_y.eq(lane_y + 1)
+                    with m.Else():
+                        m.d.sync += [lane_y.eq(0), lane_z.eq(lane_z + 1)]
+                m.d.sync += lane.eq(lane + 1)
+                with m.If(lane[:6] % L == L - 1):
+                    m.next = "WRITE"
+
+            with m.State("WRITE"):
+                last = Signal(7)
+                m.d.comb += last.eq(lane - 1)
+                m.d.comb += [self.active.eq(1), self.vgpr.valid.eq(1),
+                             self.vgpr.payload.pass_.eq(last[:6] // L),
+                             self.vgpr.payload.reg.eq(vid),
+                             self.vgpr.payload.data.eq(ids),
+                             self.vgpr.payload.mask.eq((1 << L) - 1)]
+                with m.If(self.vgpr.ready):
+                    with m.If(lane[:7] == 64):
+                        m.d.sync += [lane.eq(0), vid.eq(vid + 1)]
+                        with m.If(vid == d.vgpr_ids):
+                            m.next = "START"
+                        with m.Else():
+                            # the next id component starts again from the wave's first lane
+                            m.d.sync += [lane_x.eq(wave_x0), lane_y.eq(wave_y0),
+                                         lane_z.eq(wave_z0)]
+                            m.next = "IDS"
+                    with m.Else():
+                        m.next = "IDS"
+
+            with m.State("START"):
+                m.d.comb += self.active.eq(1)
+                rem = Signal(23)
+                m.d.comb += rem.eq(items - (wave << 6))
+                w = self.wave.payload
+                m.d.comb += [self.wave.valid.eq(1), w.slot.eq(slot), w.group.eq(grp),
+                             w.wave.eq(wave), w.exec.eq(Cat((rem > i) for i in range(64))),
+                             w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
+                with m.If(self.wave.ready):
+                    m.d.sync += [wave.eq(wave + 1), wave_x0.eq(lane_x), wave_y0.eq(lane_y),
+                                 wave_z0.eq(lane_z)]
+                    m.next = "WAVE"
+        return m

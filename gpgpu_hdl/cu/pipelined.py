@@ -1,0 +1,799 @@
+"""The pipelined compute unit (issue "The compute unit as a pipeline", docs/pipeline.md): the
+stages of PIPELINE.md connected around the blocks built for it. A drop-in for
+:class:`~gpgpu_hdl.cu.core.ComputeUnit` (the same ports and contracts: memory port, dispatch,
+trap, counters, commit trace), selected by ``CuConfig(pipeline=True)``; it does not run every
+instruction yet (see :data:`PIPELINED_UNITS` and docs/cu.md): anything else stops the launch
+with trap cause ``ILLEGAL``, as an instruction outside the profile does.
+
+Stages, each a few LUT levels deep:
+
+* **fetch**: a wave whose next instruction is not in its buffer is picked with rotating
+  priority; the instruction memory is two banks of dwords (even, odd), so the instruction's
+  two dwords (SI has no instruction longer than 64 bits with its literal) come in one read;
+* **decode**: the table's :class:`~gpgpu_hdl.cu.decode.Decoder` on a registered word, into the
+  wave's instruction buffer (the decoded control word, the words, the size);
+* **issue**: rotating priority among waves with a decoded instruction, none in flight (one
+  instruction in flight per wave: no forwarding, no register scoreboard), not at a barrier,
+  and room in the unit the instruction goes to;
+* **operands**: the SGPR file (:class:`~gpgpu_hdl.cu.sgpr_file.SgprFile`, two read ports, a
+  64-bit pair per access) read in the issue stage's shadow, then inline constants, the literal
+  and the wave's EXEC/M0/SCC (:func:`~.operands.scalar_value`);
+* **execute**: the scalar ALU (:class:`~gpgpu_hdl.cu.scalar_alu.PipelinedScalarAlu`), the
+  control operations (branches, ``s_endpgm``, ``s_barrier``, ``s_waitcnt``, PC and MODE
+  access) resolved in the operand stage, the scalar memory unit (dword requests streamed, the
+  answers written to the SGPR file as they come), and the vector unit
+  (:class:`~gpgpu_hdl.cu.vector_unit.VectorUnit` on its banked
+  :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile`) for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``;
+* **retire**: one instruction a cycle from the units' completion queues: its scalar result
+  into the SGPR file or the wave state, the wave's next PC, the end of a wave or a barrier, and
+  the commit trace.
+
+The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.WaveLauncher`.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.lib import data, fifo, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import CuConfig
+from ..isa.formats import Format
+from .core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSignature,
+                   TraceLayout, TrapCause, TrapLayout)
+from .decode import FORMAT_TAG, DecodedLayout, Decoder, Spec, XUnit
+from .fast_alu import FastControl, FastDecode, fast_control
+from .grid import GridWalker, GroupLayout
+from .launcher import WaveLauncher
+from .operands import field, operand_fields, scalar_value
+from .plan import BuildPlan
+from .scalar_alu import LATENCY as SALU_LATENCY
+from .scalar_alu import PipelinedScalarAlu, ScalarDecode
+from .sgpr_file import VCC, SgprFile
+from .vector_unit import VectorUnit
+from .vgpr_file import VgprFile
+
+__all__ = ["PIPELINED_UNITS", "PipelinedComputeUnit"]
+
+#: The execution paths the pipelined unit has so far (:class:`~.decode.XUnit`): the integer
+#: VALU only for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``; no FP, no LDS, no buffer
+#: memory, no lane access yet.
+PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)")
+
+_VCC_LO, _M0, _EXEC_LO = 106, 124, 126
+_HW_REG_MODE = 1
+#: the wave's phases
+_FETCH, _WAIT, _READY, _BUSY = range(4)
+#: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
+_MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
+#: completions waiting to retire, per unit (one instruction in flight per wave: never more
+#: than the wave slots)
+_VALU_QUEUE = 4
+
+
+def _retire_layout(slots: int) -> data.StructLayout:
+    """What a unit hands the retire stage for an instruction it has finished."""
+    return data.StructLayout({
+        "slot": range(slots), "next_pc": 32, "end": 1, "barrier": 1,
+        "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
+        "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1, "mode_w": 1, "mode": 10,
+        "smem": 1, "s_count": 5, "v_count": 2, "v_reg": 8,     # the trace's view
+        "pc": 32, "inst": 64})
+
+
+class PipelinedComputeUnit(wiring.Component):
+    """One compute unit as a pipeline (see the module's docstring).
+
+    Parameters and members as :class:`~gpgpu_hdl.cu.core.ComputeUnit`; ``config.lanes`` must be
+    4, 8 or 16 (the vector unit's lanes). ``dsp`` and how the multipliers are built
+    (:data:`~.dsp.DSP_STYLES`).
+    """
+
+    def __init__(self, config: CuConfig | None = None, *, trace: bool = False,
+                 shared_grid: bool = False, dsp: str = "generic"):
+        self._config = config if config is not None else CuConfig(lanes=16)
+        if self._config.lanes not in (4, 8, 16):
+            raise ValueError(f"the pipelined unit has 4, 8 or 16 lanes, not "
+                             f"{self._config.lanes}")
+        self._plan = BuildPlan.of(self._config.profile, lds_bytes=self._config.lds_bytes)
+        self._trace = trace
+        self._shared_grid = shared_grid
+        self._dsp = dsp
+        members = {
+            "mem": Out(MemoryPortSignature()),
+            "start": In(1),
+            "abort": In(1),
+            "dispatch": In(DispatchLayout),
+            "busy": Out(1),
+            "done": Out(1),
+            "trap": Out(TrapLayout),
+            "counters": Out(CountersLayout),
+            "commit": Out(1),
+        }
+        if trace:
+            members["trace"] = Out(TraceLayout)
+            members["load_trace"] = Out(LoadTraceLayout)
+        if shared_grid:
+            from amaranth.lib import stream
+            members["groups"] = In(stream.Signature(GroupLayout))
+            members["grid_done"] = In(1)
+        super().__init__(members)
+
+    @property
+    def config(self) -> CuConfig:
+        return self._config
+
+    @property
+    def has_trace(self) -> bool:
+        return self._trace
+
+    @property
+    def plan(self) -> BuildPlan:
+        return self._plan
+
+    def elaborate(self, platform):
+        cfg = self._config
+        m = Module()
+        W, L = cfg.wave_slots, cfg.lanes
+        NV = cfg.vgprs
+        half_words = max(cfg.imem_bytes // 8, 1)
+        d = self.dispatch
+        req, rsp = self.mem.req, self.mem.rsp
+        tr = self.trace if self._trace else None
+        retire_layout = _retire_layout(W)
+
+        # --- blocks ----------------------------------------------------------------------
+        banks = []
+        for b in range(2):                        # instruction dwords: even, odd
+            mem_ = memory.Memory(shape=32, depth=half_words, init=[])
+            m.submodules[f"imem{b}"] = mem_
+            banks.append((mem_.read_port(transparent_for=()), mem_.write_port()))
+        # what a launch leaves in flight (after a trap) is dropped when the next one starts
+        running = Signal()
+        clear = Signal()
+        m.d.comb += clear.eq(self.start & ~running)
+
+        def cleared(name, block):
+            m.submodules[name] = ResetInserter({"sync": clear})(block)
+            return block
+
+        m.submodules.decoder = dec = Decoder(profile=self._plan.profile)
+        m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=2)
+        valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
+        vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources))
+        m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
+        m.submodules.salu_decode = sdec = ScalarDecode()
+        m.submodules.valu_decode = fdec = FastDecode()
+        launcher = cleared("launcher", WaveLauncher(lanes=L, slots=W, vgprs=NV))
+        wiring.connect(m, valu.read, vgprs.read)
+        wiring.connect(m, vgprs.operands, valu.operands)
+        if self._shared_grid:
+            offer, grid_done = self.groups, self.grid_done
+        else:
+            m.submodules.grid = walker = GridWalker()
+            m.d.comb += [walker.group_counts.eq(d.group_counts), walker.local.eq(d.local)]
+            offer, grid_done = walker.groups, walker.done
+        m.d.comb += launcher.dispatch.eq(d)
+
+        # --- wave state ------------------------------------------------------------------
+        def warr(name, shape):
+            return Array(Signal(shape, name=f"{name}{i}") for i in range(W))
+        w_live, w_phase, w_bar = warr("w_live", 1), warr("w_phase", 2), warr("w_bar", 1)
+        w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
+        w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
+        w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
+        # the instruction buffer: a decoded instruction per wave
+        b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
+        b_fmt, b_size8 = warr("b_fmt", 4), warr("b_size8", 1)
+        g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
+        g_id = warr("g_id", data.ArrayLayout(32, 3))
+
+        stopping = Signal()           # a trap or an abort: no further issue
+        trap = self.trap
+        cnt = self.counters
+        with m.If(running):
+            m.d.sync += cnt.cycles.eq(cnt.cycles + 1)
+        m.d.comb += self.busy.eq(running)
+        m.d.sync += [self.done.eq(0), self.commit.eq(0)]
+
+        trap_now = Signal()
+        trap_cause = Signal(4)
+        trap_slot = Signal(range(W))
+        trap_pc = Signal(32)
+        trap_inst = Signal(64)
+        with m.If(trap_now & ~stopping):
+            m.d.sync += [stopping.eq(1), trap.cause.eq(trap_cause), trap.slot.eq(trap_slot),
+                         trap.pc.eq(trap_pc), trap.inst.eq(trap_inst)]
+
+        live_any = Signal()
+        m.d.comb += live_any.eq(Cat(w_live).any())
+        free = Signal(W)
+        m.d.comb += [free.eq(~Cat(w_live)), launcher.free.eq(free)]
+        m.d.comb += launcher.start.eq(self.start & ~running)
+        if not self._shared_grid:
+            m.d.comb += [walker.start.eq(self.start & ~running), walker.stop.eq(stopping)]
+
+        # --- launch: load the code, then the waves ---------------------------------------
+        loading = Signal()
+        load_k, load_n = Signal(16), Signal(16)
+        with m.If(self.start & ~running):
+            m.d.sync += [running.eq(1), loading.eq(1), stopping.eq(0), cnt.eq(0), trap.eq(0),
+                         load_k.eq(0), load_n.eq(0)]
+            m.d.sync += [w_live[i].eq(0) for i in range(W)]
+        with m.If(loading):
+            with m.If(load_k < d.code_dwords):
+                m.d.comb += [req.valid.eq(1),
+                             req.payload.addr.eq(d.code_address + (load_k << 2)),
+                             req.payload.mask.eq(0xF)]
+                with m.If(req.ready):
+                    m.d.sync += load_k.eq(load_k + 1)
+            for b, (_, wp) in enumerate(banks):
+                m.d.comb += [wp.addr.eq(load_n >> 1), wp.data.eq(rsp.payload.data),
+                             wp.en.eq(rsp.valid & (load_n[0] == b))]
+            with m.If(rsp.valid):
+                m.d.sync += load_n.eq(load_n + 1)
+            with m.If((d.code_dwords == 0) | (rsp.valid & (load_n + 1 == d.code_dwords))):
+                m.d.sync += loading.eq(0)
+        m.d.comb += rsp.ready.eq(1)
+        # the launcher waits for the code
+        take_groups = Signal()
+        m.d.comb += [take_groups.eq(~loading & running & ~stopping),
+                     launcher.groups.payload.eq(offer.payload),
+                     launcher.groups.valid.eq(offer.valid & take_groups),
+                     offer.ready.eq(launcher.groups.ready & take_groups)]
+        with m.If(launcher.resources & ~stopping):
+            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.RESOURCES)]
+        with m.If(self.abort & running):
+            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ABORT)]
+
+        lw = launcher.wave.payload
+        m.d.comb += launcher.wave.ready.eq(1)
+        with m.If(launcher.wave.valid):
+            s = lw.slot
+            m.d.sync += [w_live[s].eq(1), w_phase[s].eq(_FETCH), w_bar[s].eq(0),
+                         w_pc[s].eq(d.code_address), w_exec[s].eq(lw.exec), w_m0[s].eq(0),
+                         w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(lw.group),
+                         w_wave[s].eq(lw.wave)]
+            with m.If(lw.first):
+                m.d.sync += [g_live[lw.group].eq(lw.waves), g_arrived[lw.group].eq(0),
+                             g_id[lw.group].eq(lw.id)]
+
+        # --- fetch -----------------------------------------------------------------------
+        def rotating_pick(ready, rr, name):
+            pick, ok = Signal(range(W), name=f"{name}_pick"), Signal(name=f"{name}_ok")
+            for off in reversed(range(W)):
+                idx = Signal(range(W), name=f"{name}_idx{off}")
+                m.d.comb += idx.eq(Mux(rr + off >= W, rr + off - W, rr + off))
+                with m.If(ready.bit_select(idx, 1)):
+                    m.d.comb += [pick.eq(idx), ok.eq(1)]
+            return pick, ok
+
+        f_rr = Signal(range(W))
+        f_ready = Signal(W)
+        m.d.comb += f_ready.eq(Cat(w_live[i] & (w_phase[i] == _FETCH) for i in range(W)))
+        f_pick, f_ok = rotating_pick(f_ready, f_rr, "fetch")
+        f_off = Signal(32)
+        m.d.comb += f_off.eq(w_pc[f_pick] - d.code_address)
+        f1_valid, f1_slot, f1_odd = Signal(), Signal(range(W)), Signal()
+        m.d.sync += f1_valid.eq(0)
+        with m.If(f_ok & ~stopping):
+            with m.If((f_off >> 2) >= d.code_dwords):
+                m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
+                             trap_slot.eq(f_pick), trap_pc.eq(f_off)]
+            with m.Else():
+                dw = f_off[2:]
+                m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
+                m.d.sync += [f1_valid.eq(1), f1_slot.eq(f_pick), f1_odd.eq(dw[0]),
+                             w_phase[f_pick].eq(_WAIT),
+                             f_rr.eq(Mux(f_pick == W - 1, 0, f_pick + 1))]
+        # the dwords at PC and PC + 4
+        d_valid, d_slot, d_inst = Signal(), Signal(range(W)), Signal(64)
+        even, odd = banks[0][0].data, banks[1][0].data
+        m.d.sync += [d_valid.eq(f1_valid), d_slot.eq(f1_slot),
+                     d_inst.eq(Mux(f1_odd, Cat(odd, even), Cat(even, odd)))]
+
+        # --- decode ----------------------------------------------------------------------
+        m.d.comb += dec.inst.eq(d_inst)
+        d_fields = operand_fields(m, d_inst, dec.format, dec.ctl, name="d_")
+        with m.If(d_valid):
+            m.d.sync += [b_inst[d_slot].eq(d_inst), b_ctl[d_slot].eq(dec.ctl),
+                         b_fmt[d_slot].eq(dec.format),
+                         b_size8[d_slot].eq(dec.size64 | d_fields.has_lit |
+                                            d_fields.setreg_imm),
+                         w_phase[d_slot].eq(_READY)]
+
+        # --- issue -----------------------------------------------------------------------
+        smem_busy = Signal()
+        valu_credit = Signal(range(_VALU_QUEUE + 1), init=_VALU_QUEUE)
+        valu_credit_back = Signal()
+        i_rr = Signal(range(W))
+        i_ready = Signal(W)
+        for i in range(W):
+            unit = b_ctl[i].unit
+            room = Mux(unit == XUnit.SMEM, ~smem_busy,
+                       Mux((unit == XUnit.VALU) | (unit == XUnit.VSPEC), valu_credit != 0, 1))
+            m.d.comb += i_ready[i].eq(w_live[i] & (w_phase[i] == _READY) & ~w_bar[i] & room)
+        i_pick, i_ok = rotating_pick(i_ready, i_rr, "issue")
+        issue_now = Signal()
+        m.d.comb += issue_now.eq(i_ok & ~stopping & running)
+        # stage 1: the issued instruction
+        i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
+                                       "ctl": DecodedLayout, "fmt": 4, "size8": 1}))
+        m.d.sync += i1.valid.eq(issue_now)
+        issue_valu = Signal()
+        m.d.comb += issue_valu.eq(issue_now & ((b_ctl[i_pick].unit == XUnit.VALU) |
+                                               (b_ctl[i_pick].unit == XUnit.VSPEC)))
+        with m.If(issue_now):
+            m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
+                         i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
+                         i1.size8.eq(b_size8[i_pick]), w_phase[i_pick].eq(_BUSY),
+                         i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1))]
+            with m.If(b_ctl[i_pick].unit == XUnit.SMEM):
+                m.d.sync += smem_busy.eq(1)
+        m.d.sync += valu_credit.eq(valu_credit - issue_valu + valu_credit_back)
+        with m.If(running), m.If(~issue_now):
+            m.d.sync += cnt.idle.eq(cnt.idle + 1)
+
+        # the SGPR file's two reads: the scalar operands' registers
+        ops1 = operand_fields(m, i1.inst, i1.fmt, i1.ctl, name="i1_")
+        port_code = [Signal(9, name=f"port_code{p}") for p in range(2)]
+        ctl1 = i1.ctl
+        with m.Switch(ctl1.unit):
+            with m.Case(XUnit.SMEM):
+                sbase = field(Format.SMRD, "sbase", i1.inst[:32]) << 1
+                m.d.comb += [port_code[0].eq(sbase),
+                             port_code[1].eq(Mux(ctl1.sbuf, sbase + 2,
+                                                 field(Format.SMRD, "offset", i1.inst[:32])))]
+            with m.Case(XUnit.VALU, XUnit.VSPEC):
+                # one scalar register per vector instruction (SI's constant bus), and the
+                # carry/select mask
+                for s in reversed(range(3)):
+                    code = ops1.src[s]
+                    is_sreg = (code < 108) | (code == 251)
+                    with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
+                        m.d.comb += port_code[0].eq(code)
+                m.d.comb += port_code[1].eq(ops1.cin)
+            with m.Default():
+                m.d.comb += [port_code[0].eq(ops1.src[0]), port_code[1].eq(ops1.src[1])]
+                with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
+                                                       (ctl1.spec == Spec.CBR_VCCNZ))):
+                    m.d.comb += port_code[0].eq(_VCC_LO)
+        for p in range(2):
+            code = port_code[p]
+            m.d.comb += [sgprs.read[p].slot.eq(i1.slot),
+                         sgprs.read[p].reg.eq(Mux(code == 251, VCC, code[:7]))]
+        i2 = Signal.like(i1)
+        i3 = Signal.like(i1)
+        m.d.sync += [i2.eq(i1), i3.eq(i2)]
+
+        # --- operands (stage 3): the SGPR data of stage 1's reads is here ------------------
+        ops = operand_fields(m, i3.inst, i3.fmt, i3.ctl, name="i3_")
+        ctl = i3.ctl
+        s3 = i3.slot
+        pc3 = w_pc[s3]
+        next_pc3 = Signal(32)
+        m.d.comb += next_pc3.eq(pc3 + Mux(i3.size8, 8, 4))
+        literal = i3.inst[32:]
+        exec3, m03, scc3 = w_exec[s3], w_m0[s3], w_scc[s3]
+
+        def value_of(s, sgpr_data, name):
+            return scalar_value(m, ops.src[s], wide=ctl.src64[s], isf=ctl.srcf[s],
+                                sgpr=sgpr_data, literal=literal, exec_=exec3, m0=m03,
+                                scc=scc3, name=name)
+        # scalar units: each source from its own port
+        sv = [value_of(s, sgprs.data[s], f"s{s}_") for s in range(2)]
+        # vector units: the one scalar register on port 0
+        vv = [value_of(s, sgprs.data[0], f"v{s}_") for s in range(3)]
+        cin_value = scalar_value(m, ops.cin, wide=1, isf=0, sgpr=sgprs.data[1], literal=literal,
+                                 exec_=exec3, m0=m03, scc=scc3, name="cin_")
+
+        fmt3 = i3.fmt
+        simm16 = i3.inst[0:16]
+        illegal = Signal()
+        m.d.comb += illegal.eq(~ctl.legal | ops.mods)
+
+        # completions that retire with no further work (control operations)
+        spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        spec_rec = Signal(retire_layout)
+        m.d.comb += spec_q.w_data.eq(spec_rec)
+        base_rec = [spec_rec.slot.eq(s3), spec_rec.next_pc.eq(next_pc3),
+                    spec_rec.pc.eq(pc3), spec_rec.inst.eq(i3.inst)]
+
+        # SALU: control word and operands into the ALU's input registers
+        m.d.comb += sdec.op.eq(ctl.op)
+        salu_in = Signal(data.StructLayout({"valid": 1, "slot": range(W)}))
+        m.d.sync += salu_in.valid.eq(0)
+        m.d.sync += [salu.control.eq(sdec.control), salu.a.eq(sv[0]),
+                     salu.b.eq(Mux(fmt3 == FORMAT_TAG[Format.SOPK], simm16, sv[1])),
+                     salu.scc_in.eq(scc3), salu.exec_in.eq(exec3)]
+        salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5,
+                                             "next_pc": 32, "pc": 32, "inst": 64})
+        salu_tags = cleared("salu_tags", fifo.SyncFIFOBuffered(width=salu_tag_layout.size,
+                                                               depth=W))
+        salu_tag_in = Signal(salu_tag_layout)
+        m.d.comb += [salu_tags.w_data.eq(salu_tag_in),
+                     salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
+                     salu_tag_in.dst_dw.eq(ctl.dst_dw), salu_tag_in.next_pc.eq(next_pc3),
+                     salu_tag_in.pc.eq(pc3), salu_tag_in.inst.eq(i3.inst)]
+
+        # VALU: the instruction into the vector unit's queue
+        m.d.comb += fdec.op.eq(ctl.op)
+        v_issue = Signal(valu.issue_layout)
+        valu_q = cleared("valu_queue", fifo.SyncFIFOBuffered(width=valu.issue_layout.size,
+                                                             depth=_VALU_QUEUE))
+        m.d.comb += [valu_q.w_data.eq(v_issue),
+                     valu.issue.valid.eq(valu_q.r_rdy), valu.issue.payload.eq(valu_q.r_data),
+                     valu_q.r_en.eq(valu.issue.ready),
+                     valu_credit_back.eq(valu.issue.ready & valu_q.r_rdy)]
+        is_move = (ctl.unit == XUnit.VSPEC) & (ctl.spec == Spec.V_MOV)
+        m.d.comb += [v_issue.slot.eq(s3),
+                     v_issue.control.eq(Mux(is_move, FastControl.const(_MOVE_CONTROL),
+                                            fdec.control)),
+                     v_issue.dst.eq(ops.vdst), v_issue.dst_write.eq(~ctl.vopc),
+                     v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value)]
+        for s in range(3):
+            src = v_issue.srcs[s]
+            m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
+                         src.reg.eq(ops.src[s][:8]), src.value.eq(vv[s])]
+        valu_tag_layout = data.StructLayout({
+            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "next_pc": 32,
+            "pc": 32, "inst": 64, "dst": 8, "v_count": 2})
+        valu_tags = cleared("valu_tags", fifo.SyncFIFOBuffered(width=valu_tag_layout.size,
+                                                               depth=W))
+        valu_tag_in = Signal(valu_tag_layout)
+        m.d.comb += [valu_tags.w_data.eq(valu_tag_in),
+                     valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
+                     valu_tag_in.flags.eq(ctl.vopc | ctl.vop3b), valu_tag_in.cmpx.eq(ctl.cmpx),
+                     valu_tag_in.next_pc.eq(next_pc3), valu_tag_in.pc.eq(pc3),
+                     valu_tag_in.inst.eq(i3.inst), valu_tag_in.dst.eq(ops.vdst),
+                     valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
+
+        # SMEM: the scalar memory unit's registers
+        sm = Signal(data.StructLayout({
+            "slot": range(W), "base": 64, "off": 32, "n": 5, "k": 5, "r": 5, "sdst": 8,
+            "sbuf": 1, "records": 32, "stride0": 1, "next_pc": 32, "pc": 32, "inst": 64,
+            "issuing": 1, "writing": 1}))
+
+        with m.If(i3.valid & ~stopping):
+            with m.If(illegal):
+                m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                             trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                             trap_inst.eq(i3.inst)]
+            with m.Else(), m.Switch(ctl.unit):
+                with m.Case(XUnit.SALU):
+                    m.d.sync += salu_in.valid.eq(1)
+                    m.d.comb += salu_tags.w_en.eq(1)
+                with m.Case(XUnit.VALU, XUnit.VSPEC):
+                    with m.If(ctl.fpu | (~fdec.fast & ~is_move) |
+                              ((ops.vdst >= NV) & ~ctl.vopc)):
+                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                                     trap_inst.eq(i3.inst)]
+                    with m.Else():
+                        m.d.comb += [valu_q.w_en.eq(1), valu_tags.w_en.eq(1)]
+                with m.Case(XUnit.SMEM):
+                    off = Mux(field(Format.SMRD, "imm", i3.inst[:32]),
+                              field(Format.SMRD, "offset", i3.inst[:32]) << 2,
+                              sgprs.data[1][:32])
+                    with m.If(ctl.sbuf & ~field(Format.SMRD, "imm", i3.inst[:32])):
+                        # s_buffer_load with an SGPR offset: three reads, not yet
+                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                                     trap_inst.eq(i3.inst)]
+                    with m.Else():
+                        m.d.sync += [sm.slot.eq(s3), sm.base.eq(sgprs.data[0]),
+                                     sm.off.eq(off & ~3), sm.n.eq(ctl.dwords),
+                                     sm.k.eq(0), sm.r.eq(0), sm.sdst.eq(ops.sdst),
+                                     sm.sbuf.eq(ctl.sbuf),
+                                     sm.records.eq(sgprs.data[1][:32]),
+                                     sm.stride0.eq(sgprs.data[0][48:62] == 0),
+                                     sm.next_pc.eq(next_pc3), sm.pc.eq(pc3),
+                                     sm.inst.eq(i3.inst), sm.issuing.eq(1),
+                                     sm.writing.eq(1)]
+                with m.Case(XUnit.SPEC):
+                    m.d.comb += base_rec
+                    taken = Signal()
+                    vcc3 = sgprs.data[0]      # VCCZ/VCCNZ read VCC on port 0
+                    with m.Switch(ctl.spec):
+                        for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~scc3),
+                                           (Spec.CBR_SCC1, scc3),
+                                           (Spec.CBR_VCCZ, vcc3 == 0),
+                                           (Spec.CBR_VCCNZ, vcc3 != 0),
+                                           (Spec.CBR_EXECZ, exec3 == 0),
+                                           (Spec.CBR_EXECNZ, exec3 != 0)):
+                            with m.Case(spec):
+                                m.d.comb += taken.eq(cond)
+                    with m.If(taken):
+                        m.d.comb += spec_rec.next_pc.eq(pc3 + 4 +
+                                                        (simm16.as_signed() << 2))
+                    hw_id, hw_off = simm16[0:6], simm16[6:11]
+                    hw_mask = Signal(32)
+                    m.d.comb += hw_mask.eq((Const(1, 33) << (simm16[11:16] + 1)) - 1)
+                    bad = Signal()
+                    with m.Switch(ctl.spec):
+                        with m.Case(Spec.ENDPGM):
+                            m.d.comb += spec_rec.end.eq(1)
+                        with m.Case(Spec.BARRIER):
+                            m.d.comb += spec_rec.barrier.eq(1)
+                        with m.Case(Spec.TRAP):
+                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.S_TRAP)]
+                        with m.Case(Spec.HALT), m.If(simm16[0]):
+                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.HALT)]
+                        with m.Case(Spec.GETPC, Spec.SWAPPC):
+                            m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
+                                         spec_rec.sw_wide.eq(1),
+                                         spec_rec.sw_data.eq(pc3 + 4)]
+                            with m.If(ctl.spec == Spec.SWAPPC):
+                                m.d.comb += spec_rec.next_pc.eq(sv[0][:32])
+                        with m.Case(Spec.SETPC):
+                            m.d.comb += spec_rec.next_pc.eq(sv[0][:32])
+                        with m.Case(Spec.GETREG, Spec.SETREG):
+                            with m.If(hw_id != _HW_REG_MODE):
+                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
+                            with m.Elif(ctl.spec == Spec.GETREG):
+                                m.d.comb += [spec_rec.sw.eq(1),
+                                             spec_rec.sw_code.eq(ops.sdst),
+                                             spec_rec.sw_data.eq(
+                                                 (w_mode[s3] >> hw_off) & hw_mask)]
+                            with m.Else():
+                                fld = (hw_mask << hw_off)[:10]
+                                setv = Mux(ops.setreg_imm, literal, sv[0][:32])
+                                m.d.comb += [spec_rec.mode_w.eq(1),
+                                             spec_rec.mode.eq(
+                                                 (w_mode[s3] & ~fld) |
+                                                 ((setv << hw_off)[:10] & fld))]
+                        with m.Case(Spec.MOVRELS, Spec.MOVRELD):
+                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
+                    with m.If(bad):
+                        m.d.comb += [trap_now.eq(1), trap_slot.eq(s3),
+                                     trap_pc.eq(pc3 - d.code_address),
+                                     trap_inst.eq(i3.inst)]
+                    with m.Else():
+                        m.d.comb += spec_q.w_en.eq(1)
+                with m.Default():
+                    m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                                 trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                                 trap_inst.eq(i3.inst)]
+
+        # --- SALU results ------------------------------------------------------------------
+        salu_valid = Signal(SALU_LATENCY)
+        m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
+        salu_q = cleared("salu_queue", fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        salu_rec = Signal(retire_layout)
+        salu_tag = Signal(salu_tag_layout)
+        m.d.comb += [salu_tag.eq(salu_tags.r_data), salu_q.w_data.eq(salu_rec),
+                     salu_q.w_en.eq(salu_valid[-1]), salu_tags.r_en.eq(salu_valid[-1])]
+        # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
+        salu_d = salu.write_d & ~(salu.write_exec & (salu_tag.sdst == _EXEC_LO))
+        m.d.comb += [salu_rec.slot.eq(salu_tag.slot), salu_rec.next_pc.eq(salu_tag.next_pc),
+                     salu_rec.pc.eq(salu_tag.pc), salu_rec.inst.eq(salu_tag.inst),
+                     salu_rec.sw.eq(salu_d), salu_rec.sw_code.eq(salu_tag.sdst),
+                     salu_rec.sw_wide.eq(salu_tag.dst_dw == 2), salu_rec.sw_data.eq(salu.result),
+                     salu_rec.exec_w.eq(salu.write_exec), salu_rec.exec.eq(salu.exec_out),
+                     salu_rec.scc_w.eq(salu.write_scc), salu_rec.scc.eq(salu.scc_out)]
+
+        # --- VALU results: the lane mask ----------------------------------------------------
+        valu_dq = cleared("valu_done_queue",
+                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        valu_rec = Signal(retire_layout)
+        valu_tag = Signal(valu_tag_layout)
+        m.d.comb += [valu_tag.eq(valu_tags.r_data), valu_dq.w_data.eq(valu_rec),
+                     valu_dq.w_en.eq(valu.done.valid), valu_tags.r_en.eq(valu.done.valid)]
+        m.d.comb += [valu_rec.slot.eq(valu_tag.slot), valu_rec.next_pc.eq(valu_tag.next_pc),
+                     valu_rec.pc.eq(valu_tag.pc), valu_rec.inst.eq(valu_tag.inst),
+                     valu_rec.sw.eq(valu_tag.flags), valu_rec.sw_code.eq(valu_tag.mask_dst),
+                     valu_rec.sw_wide.eq(1), valu_rec.sw_data.eq(valu.done.payload.flags),
+                     valu_rec.exec_w.eq(valu_tag.cmpx), valu_rec.exec.eq(valu.done.payload.flags),
+                     valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.dst)]
+
+        # --- SMEM: dword requests, answers into the SGPR file -----------------------------
+        sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
+        sm_answers = cleared("smem_answers", fifo.SyncFIFO(width=32, depth=16))
+        sm_boff = Signal(32)
+        m.d.comb += sm_boff.eq(sm.off + (sm.k << 2))
+        sm_in_range = Signal()
+        m.d.comb += sm_in_range.eq(~sm.sbuf | ~sm.stride0 | (sm_boff < sm.records))
+        sm_addr = Signal(33)
+        sm_far = Signal()
+        m.d.comb += [sm_addr.eq(sm.base[:32] + sm_boff),
+                     sm_far.eq((sm.base[32:48] + sm_addr[32])[:16] != 0)]
+        with m.If(sm.issuing & ~loading):
+            with m.If(sm.k == sm.n):
+                m.d.sync += sm.issuing.eq(0)
+            with m.Elif(~sm_in_range):
+                m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(1)]
+                m.d.sync += sm.k.eq(sm.k + 1)
+            with m.Elif(sm_far):
+                with m.If(~stopping):
+                    m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
+                                 trap_slot.eq(sm.slot), trap_pc.eq(sm.pc - d.code_address),
+                                 trap_inst.eq(sm.inst)]
+                m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0)]
+            with m.Else():
+                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(sm_addr[:32] & ~3),
+                             req.payload.mask.eq(0xF)]
+                with m.If(req.ready):
+                    m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(0)]
+                    m.d.sync += sm.k.eq(sm.k + 1)
+        m.d.comb += [sm_answers.w_en.eq(rsp.valid & ~loading),
+                     sm_answers.w_data.eq(rsp.payload.data)]
+        sm_value = Signal(32)
+        sm_have = Signal()
+        m.d.comb += [sm_have.eq(sm_tags.r_rdy & (sm_tags.r_data | sm_answers.r_rdy)),
+                     sm_value.eq(Mux(sm_tags.r_data, 0, sm_answers.r_data))]
+        sm_data = Array(Signal(32, name=f"sm_data{k}") for k in range(16))   # for the trace
+        sm_write = Signal()                  # the SGPR file's write port is free for SMEM
+        sm_done = Signal()
+        with m.If(sm_have & sm_write):
+            m.d.comb += [sm_tags.r_en.eq(1), sm_answers.r_en.eq(~sm_tags.r_data)]
+            m.d.sync += [sm_data[sm.r].eq(sm_value), sm.r.eq(sm.r + 1)]
+        m.d.comb += sm_done.eq(sm.writing & ~sm.issuing & (sm.r == sm.n))
+        smem_rec = Signal(retire_layout)
+        m.d.comb += [smem_rec.slot.eq(sm.slot), smem_rec.next_pc.eq(sm.next_pc),
+                     smem_rec.pc.eq(sm.pc), smem_rec.inst.eq(sm.inst), smem_rec.smem.eq(1),
+                     smem_rec.s_count.eq(sm.n), smem_rec.sw_code.eq(sm.sdst)]
+
+        # --- retire ------------------------------------------------------------------------
+        rec = Signal(retire_layout)
+        pick_valu = valu_dq.r_rdy
+        pick_salu = ~pick_valu & salu_q.r_rdy
+        pick_spec = ~pick_valu & ~pick_salu & spec_q.r_rdy
+        pick_smem = ~pick_valu & ~pick_salu & ~pick_spec & sm_done
+        retire_now = Signal()
+        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_spec | pick_smem) & ~stopping)
+        m.d.comb += rec.eq(Mux(pick_valu, valu_dq.r_data,
+                               Mux(pick_salu, salu_q.r_data,
+                                   Mux(pick_spec, spec_q.r_data, smem_rec))))
+        m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
+                     spec_q.r_en.eq(pick_spec)]
+        with m.If(pick_smem):
+            m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
+
+        rs = rec.slot
+        code = rec.sw_code
+        sg_w = sgprs.write
+        in_file = (code < cfg.sgprs) | (code == _VCC_LO) | (code == _VCC_LO + 1)
+        retire_sw = Signal()
+        m.d.comb += retire_sw.eq(retire_now & rec.sw & in_file)
+        # the SGPR file's write port: retire, then SMEM answers, then the launcher
+        with m.If(retire_sw):
+            m.d.comb += [sg_w.valid.eq(1), sg_w.payload.slot.eq(rs), sg_w.payload.reg.eq(code),
+                         sg_w.payload.data.eq(rec.sw_data), sg_w.payload.wide.eq(rec.sw_wide)]
+        with m.Elif(sm_have):
+            m.d.comb += [sm_write.eq(1), sg_w.valid.eq(1), sg_w.payload.slot.eq(sm.slot),
+                         sg_w.payload.reg.eq(sm.sdst + sm.r), sg_w.payload.data.eq(sm_value)]
+        with m.Else():
+            m.d.comb += [launcher.sgpr.ready.eq(1), sg_w.valid.eq(launcher.sgpr.valid),
+                         sg_w.payload.eq(launcher.sgpr.payload)]
+
+        exec_after = Signal(64)
+        m0_after = Signal(32)
+        scc_after = Signal()
+        mode_after = Signal(10)
+        m.d.comb += [exec_after.eq(w_exec[rs]), m0_after.eq(w_m0[rs]), scc_after.eq(w_scc[rs]),
+                     mode_after.eq(w_mode[rs])]
+        with m.If(rec.sw & (code == _EXEC_LO)):
+            m.d.comb += exec_after.eq(Mux(rec.sw_wide, rec.sw_data,
+                                          Cat(rec.sw_data[:32], w_exec[rs][32:])))
+        with m.If(rec.sw & (code == _EXEC_LO + 1)):
+            m.d.comb += exec_after.eq(Cat(w_exec[rs][:32], rec.sw_data[:32]))
+        with m.If(rec.exec_w):
+            m.d.comb += exec_after.eq(rec.exec)
+        with m.If(rec.sw & (code == _M0)):
+            m.d.comb += m0_after.eq(rec.sw_data[:32])
+        with m.If(rec.scc_w):
+            m.d.comb += scc_after.eq(rec.scc)
+        with m.If(rec.mode_w):
+            m.d.comb += mode_after.eq(rec.mode)
+        grp = w_grp[rs]
+        release = launcher.release
+        with m.If(retire_now):
+            m.d.sync += [w_pc[rs].eq(rec.next_pc), w_exec[rs].eq(exec_after),
+                         w_m0[rs].eq(m0_after), w_scc[rs].eq(scc_after),
+                         w_mode[rs].eq(mode_after), w_phase[rs].eq(_FETCH),
+                         cnt.instructions.eq(cnt.instructions + 1), self.commit.eq(1)]
+            with m.If(rec.end):
+                m.d.sync += [w_live[rs].eq(0), g_live[grp].eq(g_live[grp] - 1)]
+                with m.If(g_live[grp] == 1):
+                    m.d.comb += [release.valid.eq(1), release.payload.eq(grp)]
+                with m.Elif((g_arrived[grp] != 0) & (g_arrived[grp] == g_live[grp] - 1)):
+                    # every remaining wave waits at the barrier
+                    m.d.sync += g_arrived[grp].eq(0)
+                    for i in range(W):
+                        with m.If(w_grp[i] == grp):
+                            m.d.sync += w_bar[i].eq(0)
+            with m.If(rec.barrier):
+                with m.If(g_arrived[grp] + 1 == g_live[grp]):
+                    m.d.sync += g_arrived[grp].eq(0)
+                    for i in range(W):
+                        with m.If(w_grp[i] == grp):
+                            m.d.sync += w_bar[i].eq(0)
+                with m.Else():
+                    m.d.sync += [w_bar[rs].eq(1), g_arrived[grp].eq(g_arrived[grp] + 1)]
+
+        # --- VGPR file write port: the vector unit, then the launcher's ids ---------------
+        vw = vgprs.write
+        with m.If(valu.write.valid):
+            m.d.comb += [vw.valid.eq(1), vw.payload.eq(valu.write.payload)]
+        with m.Else():
+            m.d.comb += [launcher.vgpr.ready.eq(1), vw.valid.eq(launcher.vgpr.valid),
+                         vw.payload.eq(launcher.vgpr.payload)]
+        with m.If(valu.busy):
+            m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
+        with m.If(sm.issuing | sm.writing):
+            m.d.sync += cnt.mem_wait.eq(cnt.mem_wait + 1)
+
+        # --- the end of a launch ------------------------------------------------------------
+        finished = Signal()
+        m.d.comb += finished.eq(running & ~loading & ~launcher.active & ~live_any & grid_done)
+        drained = Signal()
+        m.d.comb += drained.eq(~sm.issuing & ~sm.writing & ~sm_tags.r_rdy & ~loading)
+        with m.If(running & (finished | (stopping & drained))):
+            m.d.sync += [running.eq(0), self.done.eq(1), stopping.eq(0)]
+            m.d.sync += [w_live[i].eq(0) for i in range(W)]
+
+        # --- what the previous launch left in flight -------------------------------------
+        with m.If(clear):
+            m.d.sync += [f1_valid.eq(0), d_valid.eq(0), i1.valid.eq(0), i2.valid.eq(0),
+                         i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
+                         sm.issuing.eq(0), sm.writing.eq(0), salu_valid.eq(0),
+                         salu_in.valid.eq(0)]
+
+        # --- the commit trace (simulation) --------------------------------------------------
+        if tr is not None:
+            self._elaborate_trace(m, tr, rec, retire_now, exec_after, m0_after, scc_after,
+                                  mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp,
+                                  g_id, d)
+            m.d.comb += self.load_trace.valid.eq(0)
+        return m
+
+    def _elaborate_trace(self, m, tr, rec, retire_now, exec_after, m0_after, scc_after,
+                         mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d):
+        """The commit record of each retired instruction: the vector results are collected
+        per wave slot from the vector unit's writes, VCC from the SGPR file's writes."""
+        W, L = self._config.wave_slots, self._config.lanes
+        rs = rec.slot
+        # VCC of each slot, as the SGPR file's writes leave it
+        vcc = Array(Signal(64, name=f"tr_vcc{i}") for i in range(W))
+        sw = sgprs.write
+        with m.If(sw.valid):
+            with m.If(sw.payload.reg == VCC):
+                with m.If(sw.payload.wide):
+                    m.d.sync += vcc[sw.payload.slot].eq(sw.payload.data)
+                with m.Else():
+                    m.d.sync += vcc[sw.payload.slot][:32].eq(sw.payload.data[:32])
+            with m.If(sw.payload.reg == VCC + 1):
+                m.d.sync += vcc[sw.payload.slot][32:].eq(sw.payload.data[:32])
+        vcc_after = Signal(64)
+        m.d.comb += vcc_after.eq(vcc[rs])
+        with m.If(retire_now & rec.sw & (rec.sw_code == VCC)):
+            m.d.comb += vcc_after.eq(Mux(rec.sw_wide, rec.sw_data,
+                                         Cat(rec.sw_data[:32], vcc[rs][32:])))
+        with m.If(retire_now & rec.sw & (rec.sw_code == VCC + 1)):
+            m.d.comb += vcc_after.eq(Cat(vcc[rs][:32], rec.sw_data[:32]))
+        # the vector unit's results, per slot: two dwords of 64 lanes
+        vdata = [Signal(2 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
+        vdst = Array(Signal(8, name=f"tr_vdst{i}") for i in range(W))
+        wr = valu.write
+        with m.If(valu.issue.valid & valu.issue.ready):
+            m.d.sync += vdst[valu.issue.payload.slot].eq(valu.issue.payload.dst)
+        for i in range(W):
+            with m.If(wr.valid & (wr.payload.slot == i)):
+                dw = wr.payload.reg != vdst[i]
+                m.d.sync += vdata[i].word_select(Cat(wr.payload.pass_, dw),
+                                                 32 * L).eq(wr.payload.data)
+        with m.If(retire_now):
+            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(rec.pc - d.code_address), tr.inst.eq(rec.inst),
+                         tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
+                         tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
+                         tr.m0.eq(m0_after), tr.wave.eq(w_wave[rs]),
+                         tr.group.eq(g_id[w_grp[rs]]),
+                         tr.s_code.eq(rec.sw_code),
+                         tr.s_count.eq(Mux(rec.smem, rec.s_count,
+                                           Mux(rec.sw, Mux(rec.sw_wide, 2, 1), 0))),
+                         tr.v_reg.eq(rec.v_reg), tr.v_count.eq(rec.v_count), tr.v_late.eq(0)]
+            with m.If(rec.smem):
+                m.d.sync += [tr.s_data[k].eq(sm_data[k]) for k in range(16)]
+            with m.Else():
+                m.d.sync += [tr.s_data[0].eq(rec.sw_data[:32]),
+                             tr.s_data[1].eq(rec.sw_data[32:])]
+            vsel = Array(vdata)[rs]
+            m.d.sync += [tr.v_data[0].eq(vsel[:64 * 32]), tr.v_data[1].eq(vsel[64 * 32:])]

@@ -1,0 +1,138 @@
+"""Run launches of a compute unit under Amaranth's simulator, through the runtime.
+
+:func:`run_launch` takes a kernel and its arguments as :func:`tests.asm_kernels.run_asm` does,
+prepares the launch with the ``"verilator"`` backend's own code (memory image, dispatch
+fields), simulates the unit with a Python model of memory (in-order answers after a random
+latency) instead of building a Verilator model, and returns the unit's commit trace beside
+the golden model's. Slow (a few hundred cycles a second at 4 lanes), but it needs no build,
+so it suits short programs and units that change often.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from amaranth.sim import Simulator
+
+from gpgpu_hdl.config import CuConfig
+from gpgpu_hdl.cu.core import DispatchLayout
+from gpgpu_hdl.runtime import Device
+from gpgpu_hdl.sim.trace import decode_trace
+from gpgpu_hdl.toolchain import assemble_kernel
+import contextlib
+
+__all__ = ["Launch", "run_launch"]
+
+
+@dataclass
+class Launch:
+    """What one simulated launch did, beside the golden model's run of the same kernel."""
+
+    records: list[dict]          # the unit's commit trace (decoded)
+    emu_records: list[dict]      # the golden model's
+    cycles: int
+    trap: Any                    # the unit's TrapLayout value
+    counters: Any                # its CountersLayout value
+    memory: list[np.ndarray]     # the buffers' contents after the unit's run
+    emu_memory: list[np.ndarray]
+
+
+class _Stop(Exception):
+    pass
+
+
+def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int],
+              max_cycles: int, seed: int) -> tuple[list[int], dict, np.ndarray]:
+    mem = np.zeros(max(len(image), 1 << 12), dtype=np.uint32)
+    mem[:len(image)] = image
+    rng = random.Random(seed)
+    sim = Simulator(unit)
+    sim.add_clock(1e-8)
+    records: list[int] = []
+    out: dict = {}
+    req, rsp = unit.mem.req, unit.mem.rsp
+
+    async def memory(ctx):
+        pending: deque = deque()       # [cycle due, data], answered in order
+        now = 0
+        async for _, _, valid, addr, write, data, mask in ctx.tick().sample(
+                req.valid, req.payload.addr, req.payload.write, req.payload.data,
+                req.payload.mask):
+            now += 1
+            ctx.set(req.ready, 1)
+            if valid:
+                w = addr >> 2
+                due = max(now + rng.randint(*latency), pending[-1][0] if pending else 0)
+                if write:
+                    bits = sum(0xFF << (8 * b) for b in range(4) if mask >> b & 1)
+                    mem[w] = (int(mem[w]) & ~bits) | (data & bits)
+                    pending.append([due, 0])
+                else:
+                    pending.append([due, int(mem[w])])
+            if pending and pending[0][0] <= now:
+                ctx.set(rsp.valid, 1)
+                ctx.set(rsp.payload.data, pending.popleft()[1])
+            else:
+                ctx.set(rsp.valid, 0)
+
+    async def bench(ctx):
+        ctx.set(unit.dispatch, DispatchLayout.const(fields))
+        ctx.set(unit.start, 1)
+        await ctx.tick()
+        ctx.set(unit.start, 0)
+        cycles = 0
+        while not ctx.get(unit.done):
+            await ctx.tick()
+            cycles += 1
+            if ctx.get(unit.commit):
+                records.append(ctx.get(unit.trace).as_value().value)
+            if cycles > max_cycles:
+                raise AssertionError(f"the launch did not finish in {max_cycles} cycles")
+        out.update(cycles=cycles, trap=ctx.get(unit.trap), counters=ctx.get(unit.counters))
+
+    sim.add_process(memory)
+    sim.add_testbench(bench)
+    sim.run()
+    return records, out, mem
+
+
+def run_launch(make_unit, config: CuConfig, body: str, *args: np.ndarray,
+               global_size: int = 64, local_size: int = 64,
+               latency: tuple[int, int] = (2, 2), max_cycles: int = 200_000, seed: int = 0,
+               **code_t: Any) -> Launch:
+    """Assemble ``body`` as kernel ``k`` taking one buffer per array in ``args`` (as
+    :func:`tests.asm_kernels.run_asm` does), run it on the golden model and on
+    ``make_unit(config)`` (a unit with a trace port) under the simulator, with memory answers
+    after ``latency`` cycles (a random number in that range, in order)."""
+    code_t.setdefault("kernarg_segment_byte_size", 8 * len(args))
+    code = assemble_kernel(body, "k", **code_t)
+
+    emu = Device("emu")
+    ebufs = [emu.array(a) for a in args]
+    eres = emu.load_bytes(code).k(*ebufs, global_size=global_size, local_size=local_size,
+                                  trace=True)
+
+    dev = Device("verilator", config=config)
+    backend = dev.backend
+    got: dict = {}
+
+    def launch(kernel, d, _trace):
+        fields = backend._fields(kernel, d)
+        image = backend._image()
+        records, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
+                                      max_cycles=max_cycles, seed=seed)
+        backend._write_back(mem[:len(image)])
+        got.update(out, records=decode_trace(records))
+        raise _Stop
+
+    backend.launch = launch
+    bufs = [dev.array(a) for a in args]
+    with contextlib.suppress(_Stop):
+        dev.load_bytes(code).k(*bufs, global_size=global_size, local_size=local_size,
+                               trace=True)
+    return Launch(got["records"], eres.trace.records, got["cycles"], got["trap"],
+                  got["counters"], [b.numpy() for b in bufs], [b.numpy() for b in ebufs])
