@@ -5,7 +5,10 @@ BridgeModel` does (the reference its tests compare with), byte for byte.
 Board memory is the SoC's block-RAM window (the prefetch buffer, ``window`` in the SoC's
 register map), so every command is AXI4-Lite accesses: ``READ_MEM``/``WRITE_MEM`` move one
 word per access inside ``memory`` (checked before anything is done, ``OUT_OF_RANGE``
-otherwise), ``READ_REG``/``WRITE_REG`` one access anywhere.
+otherwise), ``READ_REG``/``WRITE_REG`` one access anywhere, ``READ_REGS`` one per word
+anywhere (all of them before the answer, into the frame buffer, so that a failed one makes the
+answer ``BUS_ERROR``). Until a host opens a session with ``HELLO`` after the bridge's reset,
+every command but ``INFO`` and ``HELLO`` is refused with ``NO_SESSION``.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -87,6 +90,8 @@ class BridgeCore(wiring.Component):
         last = Array(Signal(8, name=f"last{i}") for i in range(_HEAD))
         last_count = Signal.like(count)
         last_status = Signal(8)
+        # the session a host opened with HELLO (0 from the reset: none)
+        session = Signal(32)
 
         # --- answer state -------------------------------------------------------------------
         status = Signal(8)
@@ -112,9 +117,13 @@ class BridgeCore(wiring.Component):
                 m.d.comb += out_byte.eq(seq)
             with m.Case(1):
                 m.d.comb += out_byte.eq(status)
-            with m.Case(2):
-                m.d.comb += out_byte.eq(Mux(cmd == Command.INFO, info_rom[index],
-                                            word.word_select(index[:2], 8)))
+            with m.Case(2), m.Switch(cmd):
+                with m.Case(Command.INFO):
+                    m.d.comb += out_byte.eq(info_rom[index])
+                with m.Case(Command.HELLO):
+                    m.d.comb += out_byte.eq(session.word_select(index[:2], 8))
+                with m.Default():
+                    m.d.comb += out_byte.eq(word.word_select(index[:2], 8))
             with m.Case(3):
                 m.d.comb += out_byte.eq(out_crc[:8])
             with m.Case(4):
@@ -157,10 +166,12 @@ class BridgeCore(wiring.Component):
                         m.d.comb += ok_len.eq(args == 4)
                     with m.Case(Command.WRITE_REG):
                         m.d.comb += ok_len.eq(args == 8)
-                    with m.Case(Command.READ_MEM):
+                    with m.Case(Command.READ_MEM, Command.READ_REGS):
                         m.d.comb += [ok_len.eq((args == 6) & (words_arg >= 1)
                                                & (words_arg <= max_words)),
                                      words.eq(words_arg)]
+                    with m.Case(Command.HELLO):
+                        m.d.comb += ok_len.eq(args == 4)
                     with m.Case(Command.WRITE_MEM):
                         m.d.comb += [ok_len.eq((args >= 8) & (args[:2] == 0)
                                                & (args <= 4 + 4 * max_words)),
@@ -171,9 +182,12 @@ class BridgeCore(wiring.Component):
                 m.d.comb += repeat.eq(last_valid & (last_count == count)
                                       & (cmd == Command.WRITE_REG)
                                       & Cat(last[i] == head[i] for i in range(_HEAD)).all())
-                with m.If(~(cmd <= Command.WRITE_MEM)):
+                with m.If(~(cmd <= Command.READ_REGS)):
                     m.d.sync += status.eq(Status.BAD_COMMAND)
                     m.next = "REMEMBER"
+                with m.Elif((session == 0) & (cmd != Command.INFO) & (cmd != Command.HELLO)):
+                    m.d.sync += status.eq(Status.NO_SESSION)
+                    m.next = "ANSWER_INIT"
                 with m.Elif(~ok_len):
                     m.d.sync += status.eq(Status.BAD_LENGTH)
                     m.next = "REMEMBER"
@@ -187,6 +201,14 @@ class BridgeCore(wiring.Component):
                 with m.Case(Command.INFO):
                     m.d.sync += [status.eq(Status.OK), length.eq(len(info_bytes))]
                     m.next = "REMEMBER"
+                with m.Case(Command.HELLO):             # not remembered: never a repeat
+                    with m.If(addr != 0):               # the argument; 0 only asks
+                        m.d.sync += [session.eq(addr), last_valid.eq(0)]
+                    m.d.sync += [status.eq(Status.OK), length.eq(4)]
+                    m.next = "ANSWER_INIT"
+                with m.Case(Command.READ_REGS):
+                    m.d.sync += status.eq(Status.OK)
+                    m.next = "REGS_AR"
                 with m.Case(Command.READ_REG):
                     m.next = "AR"
                 with m.Case(Command.WRITE_REG):
@@ -251,6 +273,31 @@ class BridgeCore(wiring.Component):
                              length.eq(Mux(bus.rresp == 0, 4, 0))]
                 m.next = "REMEMBER"
 
+            # --- READ_REGS: every word into the frame buffer (from byte 0: the request's
+            # bytes are in registers by now), then the answer from there ---------------------
+            with m.State("REGS_AR"):
+                m.d.comb += [bus.araddr.eq(pointer), bus.arvalid.eq(1)]
+                with m.If(bus.arready):
+                    m.next = "REGS_R"
+            with m.State("REGS_R"), m.If(bus.rvalid):
+                m.d.sync += [word.eq(bus.rdata), pointer.eq(pointer + 4)]
+                with m.If(bus.rresp != 0):
+                    m.d.sync += status.eq(Status.BUS_ERROR)
+                    m.next = "REMEMBER"
+                with m.Else():
+                    m.next = "REGS_STORE"
+            with m.State("REGS_STORE"):                 # the word's 4 bytes, one a cycle
+                m.d.comb += [wr.addr.eq(index), wr.data.eq(word.word_select(index[:2], 8)),
+                             wr.en.eq(1)]
+                m.d.sync += index.eq(index + 1)
+                with m.If(index[:2] == 3):
+                    with m.If(left == 1):
+                        m.d.sync += length.eq(index + 1)
+                        m.next = "REMEMBER"
+                    with m.Else():
+                        m.d.sync += left.eq(left - 1)
+                        m.next = "REGS_AR"
+
             with m.State("REMEMBER"):
                 m.d.sync += [last_valid.eq(1), last_count.eq(count), last_status.eq(status)]
                 for i in range(_HEAD):
@@ -262,12 +309,15 @@ class BridgeCore(wiring.Component):
 
             # --- the answer: seq, status, data (READ_MEM reads a word per 4 bytes), CRC ------
             with m.State("ANSWER"):
-                need_word = (phase == 2) & (cmd == Command.READ_MEM) & (index[:2] == 0) \
-                    & (status == Status.OK)
+                need_word = (phase == 2) & (index[:2] == 0) & (status == Status.OK)
                 with m.If((phase == 2) & (index == length)):
                     m.d.sync += phase.eq(3)
-                with m.Elif(need_word):
+                with m.Elif(need_word & (cmd == Command.READ_MEM)):
                     m.next = "MEM_AR"
+                with m.Elif(need_word & (cmd == Command.READ_REGS)):
+                    m.d.comb += [rd.addr.eq(index), rd.en.eq(1)]
+                    m.d.sync += index.eq(index + 1)
+                    m.next = "BUF_LOAD"
                 with m.Else():
                     m.d.comb += self.tx.valid.eq(1)
                     with m.If(self.tx.ready):
@@ -287,6 +337,13 @@ class BridgeCore(wiring.Component):
             with m.State("MEM_R"), m.If(bus.rvalid):
                 m.d.sync += [word.eq(bus.rdata), pointer.eq(pointer + 4)]
                 m.next = "MEM_SEND"
+            with m.State("BUF_LOAD"):                   # READ_REGS: a word from the buffer
+                # rd.data is the byte at index - 1; the next read is already addressed
+                m.d.comb += [rd.addr.eq(index), rd.en.eq(1)]
+                m.d.sync += [word.eq(Cat(word[8:], rd.data)), index.eq(index + 1)]
+                with m.If(index[:2] == 0):              # the word's fourth byte is in
+                    m.d.sync += index.eq(index - 4)
+                    m.next = "MEM_SEND"
             with m.State("MEM_SEND"):                # four bytes of the word just read
                 m.d.comb += self.tx.valid.eq(1)
                 with m.If(self.tx.ready):

@@ -6,8 +6,12 @@ Registers and memory share one address space, the SoC's AXI4-Lite port (the memo
 block-RAM window). The bridge answers every frame it receives: a frame whose CRC fails gets
 ``BAD_CRC`` (with the sequence number as received); a ``WRITE_REG`` that repeats the last
 request (same sequence number and bytes) is answered from its first execution and not executed
-again; everything else is executed and answered. Memory blocks must be whole words inside the
-board memory, checked before any word moves.
+again; until a host opens a session (``HELLO`` with a session number other than 0) every
+command but ``INFO`` and ``HELLO`` is refused with ``NO_SESSION``, and a ``HELLO`` forgets the
+last request (a new host's first sequence numbers may repeat an earlier host's); everything
+else is executed and answered. Memory blocks must be whole words inside the board memory,
+checked before any word moves; ``READ_REGS`` reads every word before it answers, and answers
+``BUS_ERROR`` without data when one fails. :meth:`BridgeModel.reset` is the bridge's reset.
 """
 
 from __future__ import annotations
@@ -58,8 +62,17 @@ class BridgeModel:
         self.info = Info(VERSION, max_words, memory_bytes, cu_hz, bus_hz, profile)
         self._decoder = SlipDecoder()
         self._last: tuple[Request, Answer] | None = None
+        #: the session a host opened with ``HELLO`` (0: none since the reset)
+        self.session = 0
         #: requests executed, by command (a repeated WRITE_REG is not counted again)
         self.executed: list[Command] = []
+
+    def reset(self) -> None:
+        """The bridge's reset (a board reset, power-up or reflash): the session, the last
+        request and a half-received frame are gone; the memory keeps its contents."""
+        self._decoder = SlipDecoder()
+        self._last = None
+        self.session = 0
 
     def receive(self, data: bytes) -> bytes:
         """Take bytes from the line; return the answer frames they complete."""
@@ -73,6 +86,16 @@ class BridgeModel:
         if self._last is not None and self._last[0] == request \
                 and request.command == Command.WRITE_REG:
             return self._last[1]
+        if request.command == Command.HELLO and len(request.args) == 4:
+            session = struct.unpack("<I", request.args)[0]
+            if session:
+                self.session = session
+                self._last = None
+            self.executed.append(Command.HELLO)
+            return Answer(request.seq, Status.OK, struct.pack("<I", self.session))
+        if not self.session and request.command not in (Command.INFO, Command.HELLO) \
+                and request.command in set(Command):
+            return Answer(request.seq, Status.NO_SESSION)
         answer = Answer(request.seq, *self._execute(request))
         self._last = (request, answer)
         return answer
@@ -84,7 +107,7 @@ class BridgeModel:
         except ValueError:
             return Status.BAD_COMMAND, b""
         fixed = {Command.INFO: 0, Command.READ_REG: 4, Command.WRITE_REG: 8,
-                 Command.READ_MEM: 6}
+                 Command.READ_MEM: 6, Command.HELLO: 4, Command.READ_REGS: 6}
         if command in fixed and len(args) != fixed[command]:
             return Status.BAD_LENGTH, b""
         if command == Command.WRITE_MEM and (len(args) < 8 or len(args) % 4
@@ -109,6 +132,20 @@ class BridgeModel:
             ok = self.registers.write(address, value)
             return (Status.OK if ok else Status.BUS_ERROR), b""
         address = struct.unpack("<I", args[:4])[0]
+        if command == Command.READ_REGS:
+            words = struct.unpack("<H", args[4:])[0]
+            if not 1 <= words <= self.info.max_words:
+                return Status.BAD_LENGTH, b""
+            values = []
+            for i in range(words):
+                at = address + 4 * i
+                offset = self._offset(at, 4)
+                value = self.registers.read(at) if offset is None else struct.unpack_from(
+                    "<I", self.memory, offset)[0]
+                if value is None:
+                    return Status.BUS_ERROR, b""
+                values.append(value)
+            return Status.OK, struct.pack(f"<{words}I", *values)
         if command == Command.READ_MEM:
             words = struct.unpack("<H", args[4:])[0]
             if not 1 <= words <= self.info.max_words:

@@ -1,5 +1,6 @@
-"""The host side of the link: requests with sequence numbers, answers checked, lost frames
-retried, and a one-line :class:`~boards.protocol.LinkError` when the board does not answer.
+"""The host side of the link: a session opened with ``HELLO``, requests with sequence numbers,
+answers checked, lost frames retried, and a one-line :class:`~boards.protocol.LinkError` when
+the board does not answer (:class:`~boards.protocol.BoardReset` when it lost the session).
 
 A :class:`Transport` moves bytes (a serial port, a simulated UART, the bridge's Python model);
 :class:`HostLink` speaks the protocol of :mod:`boards.protocol` over it.
@@ -7,12 +8,14 @@ A :class:`Transport` moves bytes (a serial port, a simulated UART, the bridge's 
 
 from __future__ import annotations
 
+import secrets
 import struct
 import time
+from collections.abc import Callable
 from typing import Protocol
 
-from .protocol import (MAX_WORDS, Answer, Command, Info, LinkError, Request, SlipDecoder, Status,
-                       slip_encode)
+from .protocol import (MAX_WORDS, Answer, BoardReset, Command, Info, LinkError, Request,
+                       SlipDecoder, Status, slip_encode)
 
 __all__ = ["Transport", "HostLink"]
 
@@ -39,6 +42,13 @@ class HostLink:
     Register reads and memory blocks are idempotent; the bridge does not execute a repeated
     ``WRITE_REG`` twice (it answers it from the first execution), so a launch doorbell written
     on a bad line still rings once.
+
+    The first request that needs one opens a session (:meth:`connect`: ``HELLO`` with a random
+    session number, which also makes the bridge forget an earlier host's last request, and a
+    random first sequence number). When the board answers ``NO_SESSION`` (it was reset or
+    reflashed since), the request raises :class:`~boards.protocol.BoardReset`, and so does
+    every later one until :meth:`connect` is called again: what the host knew of the board
+    may be stale. :meth:`close` closes the transport; a closed link refuses requests.
     """
 
     def __init__(self, transport: Transport, *, timeout: float = 0.5, retries: int = 3) -> None:
@@ -47,18 +57,79 @@ class HostLink:
         self.transport = transport
         self.timeout = timeout
         self.retries = retries
-        self._seq = 0
+        self._seq = secrets.randbelow(256)
         self._decoder = SlipDecoder()
-        #: requests sent again, and frames dropped (bad CRC, stale sequence number)
+        #: requests sent again, frames dropped (bad CRC, stale sequence number), and answers
+        #: ``BAD_CRC`` (the board saw a corrupted request)
         self.resent = 0
         self.dropped = 0
+        self.bad_crc = 0
         self._max_words = MAX_WORDS
+        #: the session this host opened (None: none yet, or the board lost it)
+        self.session: int | None = None
+        #: why the session is gone (the board's reset was seen), until :meth:`connect`
+        self.lost: str | None = None
+        self.closed = False
+
+    # --- the session ------------------------------------------------------------------------
+
+    def connect(self) -> int:
+        """Open a new session: ``HELLO`` with a random non-zero session number (an answer
+        naming another one is a late answer to an earlier host's ``HELLO``, and dropped).
+        The bridge forgets the last request it executed, so that this host's sequence numbers
+        can never be taken for a repetition of an earlier host's; returns the session."""
+        session = secrets.randbelow(0xFFFF_FFFF) + 1
+        self._seq = secrets.randbelow(256)
+        self.session = None
+        mine = struct.pack("<I", session)
+        self.request(Command.HELLO, mine,
+                     accept=lambda a: a.status != Status.OK or a.data == mine)
+        self.session, self.lost = session, None
+        return session
+
+    def check_session(self) -> None:
+        """Ask the bridge which session is open (``HELLO 0``, one exchange) and raise
+        :class:`~boards.protocol.BoardReset` unless it is still this host's."""
+        if self.session is None:
+            if self.lost is not None:
+                raise BoardReset(f"{self.transport.name}: {self.lost}; connect again")
+            self.connect()
+            return
+        data = self.request(Command.HELLO, bytes(4))
+        now = struct.unpack("<I", data)[0] if len(data) == 4 else None
+        if now != self.session:
+            why = ("the board was reset or reflashed" if now == 0 else
+                   "another host opened a session with the board")
+            self._lose(f"{why} since this host connected")
+
+    def _lose(self, why: str) -> None:
+        self.session, self.lost = None, why
+        raise BoardReset(f"{self.transport.name}: {why}; what the host knew of it may be "
+                         f"stale")
+
+    def close(self) -> None:
+        """Close the transport (if it can be closed); closing again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
 
     # --- one exchange -----------------------------------------------------------------------
 
-    def request(self, command: int, args: bytes = b"") -> bytes:
-        """Send ``command`` and return its answer's data (status ``OK``)."""
+    def request(self, command: int, args: bytes = b"", *,
+                accept: Callable[[Answer], bool] | None = None) -> bytes:
+        """Send ``command`` and return its answer's data (status ``OK``); ``accept`` may
+        reject an answer that carries the request's sequence number as someone else's."""
         name = _name(Command, command, "command")
+        if self.closed:
+            raise LinkError(f"{self.transport.name}: the link is closed")
+        if command not in (Command.INFO, Command.HELLO) and self.session is None:
+            if self.lost is not None:
+                raise BoardReset(f"{self.transport.name}: {self.lost}; connect again "
+                                 f"before {name}")
+            self.connect()
         self._seq = (self._seq + 1) & 0xFF
         frame = slip_encode(Request(self._seq, command, args).pack())
         problem = "no answer"
@@ -66,13 +137,17 @@ class HostLink:
             if attempt:
                 self.resent += 1
             self.transport.write(frame)
-            answer = self._await(self._seq)
+            answer = self._await(self._seq, accept)
             if answer is None:
                 problem = "no answer"
                 continue
             if answer.status == Status.BAD_CRC:
+                self.bad_crc += 1
                 problem = "the board saw a corrupted request"
                 continue
+            if answer.status == Status.NO_SESSION:
+                self._lose(f"the board was reset or reflashed since this host connected "
+                           f"(it refused {name}: NO_SESSION)")
             if answer.status != Status.OK:
                 raise LinkError(f"{self.transport.name}: {name} refused by the board: "
                                 f"{_name(Status, answer.status, 'status')}")
@@ -81,7 +156,7 @@ class HostLink:
                         f"{self.retries + 1} tries of {self.timeout:g} s: is the board "
                         f"connected and its bitstream loaded?")
 
-    def _await(self, seq: int) -> Answer | None:
+    def _await(self, seq: int, accept: Callable[[Answer], bool] | None) -> Answer | None:
         deadline = time.monotonic() + self.timeout
         while (left := deadline - time.monotonic()) > 0:
             for payload in self._decoder.feed(self.transport.read(left)):
@@ -90,7 +165,7 @@ class HostLink:
                 except LinkError:
                     self.dropped += 1
                     continue
-                if answer.seq == seq:
+                if answer.seq == seq and (accept is None or accept(answer)):
                     return answer
                 self.dropped += 1           # a late answer to an earlier try
         return None
@@ -109,6 +184,21 @@ class HostLink:
         if len(data) != 4:
             raise LinkError(f"{self.transport.name}: READ_REG answered {len(data)} bytes")
         return struct.unpack("<I", data)[0]
+
+    def read_regs(self, address: int, count: int) -> list[int]:
+        """``count`` consecutive SoC registers from ``address`` (``READ_REGS``: one exchange
+        per ``max_words`` of them)."""
+        _check_block(address, 4 * count)
+        out: list[int] = []
+        while len(out) < count:
+            words = min(self._max_words, count - len(out))
+            data = self.request(Command.READ_REGS,
+                                struct.pack("<IH", address + 4 * len(out), words))
+            if len(data) != 4 * words:
+                raise LinkError(f"{self.transport.name}: READ_REGS of {words} words answered "
+                                f"{len(data)} bytes")
+            out += struct.unpack(f"<{words}I", data)
+        return out
 
     def write_reg(self, address: int, value: int) -> None:
         self.request(Command.WRITE_REG, struct.pack("<II", address, value & 0xFFFFFFFF))

@@ -10,8 +10,10 @@ fields little-endian::
     answer   = seq:u8  status:u8   data...       crc:u16
 
 ``crc`` is CRC-16/CCITT-FALSE (polynomial 0x1021, initial value 0xFFFF, no reflection, no final
-XOR) of everything before it. An answer repeats its request's ``seq``. docs/hostlink.md has the
-commands and the retry rules.
+XOR) of everything before it. An answer repeats its request's ``seq``. A host opens a session
+with ``HELLO`` before anything else (the bridge refuses other commands but ``INFO`` with
+``NO_SESSION`` after its reset). docs/hostlink.md has the commands, the sessions and the retry
+rules.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from gpgpu_hdl.errors import GpgpuError
 
 __all__ = [
     "END", "ESC", "ESC_END", "ESC_ESC", "VERSION", "MAGIC", "MAX_WORDS", "Command", "Status",
-    "LinkError", "crc16", "slip_encode", "SlipDecoder", "Request", "Answer", "Info",
+    "LinkError", "BoardReset", "crc16", "slip_encode", "SlipDecoder", "Request", "Answer", "Info",
 ]
 
 END, ESC, ESC_END, ESC_ESC = 0xC0, 0xDB, 0xDC, 0xDD
-#: the protocol version the ``INFO`` answer carries
-VERSION = 1
+#: the protocol version the ``INFO`` answer carries (2: ``HELLO``, ``READ_REGS``, sessions)
+VERSION = 2
 #: the first bytes of the ``INFO`` answer's data
 MAGIC = b"GPGU"
 #: the most 32-bit words one ``READ_MEM`` or ``WRITE_MEM`` moves
@@ -46,6 +48,8 @@ class Command(enum.IntEnum):
     WRITE_REG = 0x02    #: address:u32 value:u32
     READ_MEM = 0x03     #: address:u32 words:u16; answers the words
     WRITE_MEM = 0x04    #: address:u32 then the words
+    HELLO = 0x05        #: session:u32 (0: only ask); answers the session:u32 now open
+    READ_REGS = 0x06    #: address:u32 words:u16; answers the words (registers, AXI4-Lite)
 
 
 class Status(enum.IntEnum):
@@ -57,10 +61,16 @@ class Status(enum.IntEnum):
     BAD_LENGTH = 3      #: arguments too short or too long for the command
     BUS_ERROR = 4       #: the SoC answered SLVERR or DECERR
     OUT_OF_RANGE = 5    #: a memory block outside the board's memory, or not word-aligned
+    NO_SESSION = 6      #: no host has said ``HELLO`` since the bridge's reset; nothing was done
 
 
 class LinkError(GpgpuError):
     """The link failed: no answer, a refused request, or an answer that makes no sense."""
+
+
+class BoardReset(LinkError):
+    """The board lost the host's session: it was reset, power-cycled or reflashed (or another
+    host said ``HELLO``) since this host connected, so what the host knew of it is stale."""
 
 
 def crc16(data: bytes, value: int = 0xFFFF) -> int:

@@ -1,7 +1,9 @@
 """The bridge gateware (SLIP decoder, :class:`~boards.bridge.BridgeCore`, SLIP encoder) against
 its reference model, :class:`~boards.bridge_model.BridgeModel`: the same request bytes give
 the same answer bytes, and the same registers and memory afterwards, on an AXI4-Lite
-subordinate model with random wait states."""
+subordinate model with random wait states: every command (``READ_REGS`` with a failing word
+too), refusals before a host's ``HELLO``, a repeated register write done once, and again after
+a new host's ``HELLO``."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from amaranth.lib.wiring import connect
 from boards.bridge import BridgeCore
 from boards.bridge_model import BridgeModel, Registers
 from boards.framing import SlipDecoder, SlipEncoder
-from boards.protocol import (END, VERSION, Command, Info, Request, SlipDecoder as Frames,
-                             slip_encode)
+from boards.protocol import (END, VERSION, Answer, Command, Info, Request, SlipDecoder as Frames,
+                             Status, slip_encode)
 from tests.simulation import simulate
 
 BASE, SIZE = 0x1000, 1024
@@ -29,6 +31,12 @@ def _requests(rng: random.Random) -> list[bytes]:
         return slip_encode(Request(seq, cmd, args).pack())
     words = bytes(rng.getrandbits(8) for _ in range(64))
     out = [
+        frame(1, Command.READ_REG, struct.pack("<I", 0x0)),               # no session yet
+        frame(1, Command.WRITE_REG, struct.pack("<II", 0x100, 1)),         # refused, not done
+        frame(1, Command.READ_REG, b"\x00"),                               # no session first
+        frame(1, Command.HELLO, struct.pack("<I", 0)),                     # asks: none
+        frame(1, Command.HELLO, struct.pack("<I", 0x1234_5678)),           # opens one
+        frame(1, Command.HELLO, b"\x00"),                                  # bad length
         frame(1, Command.INFO),
         frame(2, Command.READ_REG, struct.pack("<I", 0x0)),
         frame(3, Command.READ_REG, struct.pack("<I", 0x44)),               # bus error
@@ -44,11 +52,20 @@ def _requests(rng: random.Random) -> list[bytes]:
         frame(12, Command.READ_REG, struct.pack("<I", BASE + 12)),         # the window
         frame(13, Command.WRITE_REG, struct.pack("<II", BASE, 0xDB)),
         frame(14, Command.READ_MEM, struct.pack("<IH", BASE, 1)),
+        frame(15, Command.READ_REGS, struct.pack("<IH", 0x0, 2)),
+        frame(16, Command.READ_REGS, struct.pack("<IH", BASE + 4, 16)),    # the window
+        frame(17, Command.READ_REGS, struct.pack("<IH", 0x104, 2)),        # 0x108: bus error
+        frame(18, Command.READ_REGS, struct.pack("<IH", 0x0, 17)),         # too many words
+        frame(19, Command.READ_REGS, struct.pack("<IH", 0x0, 0)),          # none
+        frame(20, Command.WRITE_REG, struct.pack("<II", 0x104, 7)),
+        frame(20, Command.HELLO, struct.pack("<I", 0xC0DB_C0DB)),          # a new host:
+        frame(20, Command.WRITE_REG, struct.pack("<II", 0x104, 7)),        # done again
+        frame(21, Command.HELLO, struct.pack("<I", 0)),                    # asks: C0DBC0DB
     ]
-    bad = bytearray(frame(15, Command.WRITE_REG, struct.pack("<II", 0x104, 9)))
+    bad = bytearray(frame(22, Command.WRITE_REG, struct.pack("<II", 0x104, 9)))
     bad[4] ^= 0x20                                                         # fails its CRC
     out.append(bytes(bad))
-    out.append(frame(15, Command.WRITE_REG, struct.pack("<II", 0x104, 9)))
+    out.append(frame(22, Command.WRITE_REG, struct.pack("<II", 0x104, 9)))
     out.append(bytes([END, 0x42, 0x43, END]))                              # too short
     return out
 
@@ -60,6 +77,12 @@ def test_bridge_answers_as_its_model():
                         cu_hz=INFO.cu_hz, bus_hz=INFO.bus_hz, profile=INFO.profile)
     want = [model.receive(r) for r in requests]
     assert all(want)
+    statuses = [Answer.unpack(Frames().feed(a)[0]).status for a in want]
+    assert statuses[:6] == [Status.NO_SESSION] * 3 + [Status.OK, Status.OK, Status.BAD_LENGTH]
+    assert statuses[-12:-7] == [Status.OK, Status.OK, Status.BUS_ERROR, Status.BAD_LENGTH,
+                               Status.BAD_LENGTH]
+    assert [Answer.unpack(Frames().feed(want[i])[0]).data for i in (3, 4, -4)] == [
+        bytes(4), struct.pack("<I", 0x1234_5678), struct.pack("<I", 0xC0DB_C0DB)]
 
     core = BridgeCore(addr_width=17, memory=(BASE, SIZE), info=INFO)
     m = Module()
@@ -136,5 +159,7 @@ def test_bridge_answers_as_its_model():
     for i, (got, expected) in enumerate(zip(answers, want, strict=True)):
         assert got == expected, f"request {i}: {got.hex()} != {expected.hex()}"
     assert regs == model.registers.values
-    assert writes == model.registers.writes == [(0x100, 0xC0DB), (0x104, 9)]   # each once
+    # each once, but the write a new host's HELLO made new
+    assert writes == model.registers.writes == [(0x100, 0xC0DB), (0x104, 7), (0x104, 7),
+                                                (0x104, 9)]
     assert bytes(mem) == bytes(model.memory)

@@ -1,6 +1,8 @@
 """The host side of the link against the bridge's reference model: commands, block splitting,
 errors, and the faults of a serial line (corrupted and dropped bytes, a stalled line, lost
-answers), each ending in a retry with nothing lost or done twice, or in a one-line error."""
+answers), each ending in a retry with nothing lost or done twice, or in a one-line error; the
+session (a new host is never taken for the last one, a board reset between requests is
+noticed) and closing."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import pytest
 
 from boards.bridge_model import BridgeModel, ModelTransport, Registers
 from boards.link import HostLink
-from boards.protocol import END, MAX_WORDS, Command, LinkError
+from boards.protocol import (END, MAX_WORDS, VERSION, Answer, BoardReset, Command, LinkError,
+                             Status, slip_encode)
 
 DOORBELL = 0x10
 
@@ -21,14 +24,20 @@ def _bridge(**kw) -> BridgeModel:
 
 
 def _link(bridge, **faults) -> HostLink:
-    return HostLink(ModelTransport(bridge, **faults), timeout=0.02, retries=3)
+    """A link to ``bridge`` with its session open; then the line's ``faults``."""
+    transport = ModelTransport(bridge)
+    link = HostLink(transport, timeout=0.02, retries=3)
+    link.connect()
+    for name, fault in faults.items():
+        setattr(transport, name, fault)
+    return link
 
 
 def test_commands_reach_registers_and_memory():
     bridge = _bridge()
     link = _link(bridge)
     info = link.info()
-    assert (info.version, info.memory_bytes, info.cu_hz) == (1, 16384, 50_000_000)
+    assert (info.version, info.memory_bytes, info.cu_hz) == (VERSION, 16384, 50_000_000)
     assert link.read_reg(0x0) == 0x47505531
     link.write_reg(0x4, 0xDEADBEEF)
     assert bridge.registers.values[0x4] == 0xDEADBEEF
@@ -146,3 +155,88 @@ def test_a_line_that_always_corrupts_requests_says_so():
     link = _link(_bridge(), to_board=_flip)
     with pytest.raises(LinkError, match="the board saw a corrupted request to INFO after 4"):
         link.info()
+
+
+def test_a_register_block_is_one_exchange_per_max_words():
+    bridge = _bridge(max_words=2)
+    bridge.registers.values.update({0x8: 8, 0xC: 12})
+    link = _link(bridge)
+    link.info()
+    assert link.read_regs(0x0, 4) == [0x47505531, 0, 8, 12]
+    assert link.read_regs(0x1000, 1) == [0]                         # the memory window
+    assert bridge.executed.count(Command.READ_REGS) == 3
+    with pytest.raises(LinkError, match=r"READ_REGS refused by the board: BUS_ERROR$"):
+        link.read_regs(DOORBELL, 2)                                  # nothing at 0x14
+
+
+def test_a_new_host_is_not_taken_for_the_last_one():
+    """A second host (a new process) whose doorbell write has the same sequence number and
+    bytes as the last request of the host before: its HELLO made the bridge forget that
+    request, so the write is done, not answered as a repetition."""
+    bridge = _bridge()
+    first = _link(bridge)
+    first.write_reg(DOORBELL, 1)
+    second = HostLink(ModelTransport(bridge), timeout=0.02)
+    second.connect()
+    assert second.session == bridge.session != first.session
+    second._seq = first._seq - 1                                     # the same next number
+    second.write_reg(DOORBELL, 1)
+    assert bridge.registers.writes == [(DOORBELL, 1), (DOORBELL, 1)]
+
+
+def test_a_stale_answer_from_an_earlier_host_is_not_the_new_session():
+    """Answers to an earlier host's HELLO still in the line, one for every sequence number,
+    naming its session: the new host takes only the answer naming its own."""
+    transport = ModelTransport(_bridge())
+    transport._pending = b"".join(slip_encode(Answer(seq, Status.OK, b"\xad\xde\x00\x00").pack())
+                                  for seq in range(256))
+    link = HostLink(transport, timeout=0.02)
+    assert link.connect() == transport.bridge.session
+    assert link.dropped == 256 and link.resent == 0
+
+
+def test_a_board_reset_between_requests_is_noticed_once_and_for_all():
+    """The board is reset (or reflashed) while the host does nothing: the next request is
+    refused (``NO_SESSION``) and says so in one line, and so is every later one, without
+    reaching the board, until the host connects again."""
+    bridge = _bridge()
+    link = _link(bridge)
+    assert link.read_reg(0x0) == 0x47505531
+    bridge.reset()
+    with pytest.raises(BoardReset) as exc:
+        link.write_reg(DOORBELL, 1)
+    assert str(exc.value) == ("bridge model: the board was reset or reflashed since this host "
+                              "connected (it refused WRITE_REG: NO_SESSION); what the host "
+                              "knew of it may be stale")
+    executed = list(bridge.executed)
+    with pytest.raises(BoardReset, match="NO_SESSION\\); connect again before READ_REG$"):
+        link.read_reg(0x0)
+    with pytest.raises(BoardReset, match="connect again$"):
+        link.check_session()
+    assert bridge.executed == executed and bridge.registers.writes == []
+    link.connect()
+    link.check_session()
+    link.write_reg(DOORBELL, 1)
+    assert bridge.registers.writes == [(DOORBELL, 1)]
+
+
+def test_another_host_taking_the_board_is_noticed():
+    bridge = _bridge()
+    link = _link(bridge)
+    link.check_session()
+    _link(bridge)                                                    # another host's HELLO
+    with pytest.raises(BoardReset, match="another host opened a session with the board"):
+        link.check_session()
+
+
+def test_a_closed_link_refuses_requests():
+    closed = []
+    transport = ModelTransport(_bridge())
+    transport.close = lambda: closed.append(1)
+    link = HostLink(transport, timeout=0.02)
+    link.read_reg(0x0)
+    link.close()
+    link.close()
+    assert closed == [1]
+    with pytest.raises(LinkError, match="^bridge model: the link is closed$"):
+        link.read_reg(0x0)
