@@ -7,8 +7,11 @@ host builds the same register map the bitstream was built with. Device memory li
 (as on Verilator) and is the board memory, the SoC's prefetch window: each launch copies the
 used part into the window, runs the launch sequence shared with the simulated SoC
 (:mod:`gpgpu_hdl.soc.host`) over :class:`~boards.link.HostLink`, and copies the window back.
-Before each launch the profile digest is read again, and a kernel with an instruction the
-bitstream was not built for is refused, naming the instructions.
+Before each launch the host checks that its link session is still open (a board reset or
+reflashed since has lost it: the launch is refused in one line, and the next one reconnects and
+checks that the bitstream is the one the device was opened on), and a kernel with an
+instruction the bitstream was not built for is refused, naming the instructions.
+:meth:`BoardBackend.close` releases the serial port.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from gpgpu_hdl.soc import host
 from gpgpu_hdl.soc.regmap import SOC_ID, SOC_VERSION, soc_register_map
 
 from .link import HostLink
-from .protocol import LinkError
+from .protocol import VERSION, BoardReset, LinkError
 from .top import profile_digest
 
 __all__ = ["SerialTransport", "LinkBus", "BoardBackend", "LaunchLost", "open_board",
@@ -79,6 +82,7 @@ class SerialTransport:
         return data
 
     def close(self) -> None:
+        """Release the port (closing again does nothing)."""
         self._port.close()
 
 
@@ -100,6 +104,9 @@ class LinkBus:
 
     def read_reg(self, offset: int) -> int:
         return self.link.read_reg(offset)
+
+    def read_regs(self, offset: int, count: int) -> list[int]:
+        return self.link.read_regs(offset, count)
 
     def write_reg(self, offset: int, value: int) -> None:
         self.link.write_reg(offset, value)
@@ -135,13 +142,18 @@ class BoardBackend:
     """Launches on the board behind ``link``; ``board`` names it in messages."""
 
     def __init__(self, link: HostLink, *, board: str, max_cycles: int | None = None,
-                 memory_limit: int | None = None) -> None:
+                 memory_limit: int | None = None, owns_link: bool = True) -> None:
         self.link = link
+        #: whether :meth:`close` closes the link (False: the caller opened it and closes it)
+        self.owns_link = owns_link
         self.board = board
         self.bus = LinkBus(link)
-        self.info = link.info()
-        probe = soc_register_map(CuConfig(), cus=1, prefetch_bytes=0)
-        ident = host.run(host.identify(probe), self.bus)
+        self.closed = False
+        #: why the device cannot be used any more (the bitstream changed under it)
+        self._stale: str | None = None
+        if link.lost is not None:               # a link whose board was reset: start afresh
+            link.connect()
+        self.info, ident = self._identify()
         where = self._where()
         if ident.id != SOC_ID:
             raise BackendError(f"{where}: the bitstream is not this project's SoC (ID reads "
@@ -164,6 +176,7 @@ class BoardBackend:
                                f"describe ({exc})") from None
         #: the instructions the bitstream executes
         self.profile = ident.profile
+        self._ident = ident
         self._digest = self.info.profile
         if self._digest not in (bytes(16), profile_digest(self.config)):
             raise BackendError(f"{where}: the profile digest in INFO does not match the "
@@ -190,13 +203,43 @@ class BoardBackend:
     def _where(self) -> str:
         return f"{self.board} at {self.link.transport.name}"
 
-    def check_profile(self, kernel: Any) -> None:
-        """Refuse ``kernel`` if it has an instruction the bitstream lacks (the profile digest
-        is read again first: the board may have been flashed since)."""
+    def _identify(self) -> tuple[Any, host.Identity]:
+        """What the board says it is: ``INFO`` (its protocol version checked first) and the
+        SoC's identity (:func:`gpgpu_hdl.soc.host.identify`, three ``READ_REGS``)."""
         info = self.link.info()
-        if info.profile != self._digest:
-            raise BackendError(f"{self._where()}: the bitstream changed since the device was "
-                               f"opened (its profile digest differs): open the device again")
+        if info.version != VERSION:
+            raise BackendError(f"{self._where()}: the bitstream's host link is version "
+                               f"{info.version}; this host speaks {VERSION}: rebuild the "
+                               f"bitstream")
+        probe = soc_register_map(CuConfig(), cus=1, prefetch_bytes=0)
+        return info, host.run(host.identify(probe), self.bus)
+
+    def _reconnect(self) -> None:
+        """After the board lost the session (reset or reflashed): a new session, and the
+        board must still be what the device was opened on, else it is refused for good."""
+        self.link.connect()
+        info, ident = self._identify()
+        if info != self.info or ident != self._ident:
+            self._stale = (f"{self._where()}: the bitstream changed since the device was "
+                           f"opened (the board was reflashed): open the device again")
+            raise BackendError(self._stale)
+
+    def close(self) -> None:
+        """Release the link (the serial port) if the backend opened it; closing again does
+        nothing."""
+        if not self.closed:
+            self.closed = True
+            if self.owns_link:
+                self.link.close()
+
+    def check_profile(self, kernel: Any) -> None:
+        """Refuse ``kernel`` if it has an instruction the bitstream lacks (the link's session
+        is checked first: a board reset or reflashed since has lost it)."""
+        if self._stale is not None:
+            raise BackendError(self._stale)
+        if self.link.session is None and self.link.lost is not None:
+            self._reconnect()
+        self.link.check_session()
         missing = sorted(kernel_mnemonics(kernel) - self.profile)
         if missing:
             shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more"
@@ -228,8 +271,13 @@ class BoardBackend:
         if trace:
             raise BackendError("commit traces come from the emulator or the bare compute "
                                "unit (Device('emu') or Device('verilator')), not a board")
-        self.check_profile(kernel)
-        self._settle()
+        try:
+            self.check_profile(kernel)
+            self._settle()
+        except BoardReset:
+            raise BoardReset(f"kernel {kernel.name} was not started on {self._where()}: "
+                             f"{self.link.lost}; the next launch reconnects and checks the "
+                             f"bitstream") from None
         fields = launch_fields(self.config, kernel, d)
         mem = self.memory
         used = mem.top - mem.base
@@ -247,6 +295,11 @@ class BoardBackend:
             raise LaunchLost(f"kernel {kernel.name} was lost on {self._where()}: the SoC went "
                              f"idle without finishing it (was the board reset?); device "
                              f"memory is as before the launch") from None
+        except BoardReset:
+            raise LaunchLost(f"kernel {kernel.name} was lost on {self._where()}: the board "
+                             f"was reset or reflashed during the launch (it lost the link's "
+                             f"session); device memory is as before the launch; the next "
+                             f"launch reconnects and checks the bitstream") from None
         seconds = time.perf_counter() - start
         if got.timeout:
             raise RtlTrap(f"kernel {kernel.name} did not finish within {self.limit_s:g} s on "
@@ -298,9 +351,10 @@ def open_board(*, port: Any = None, board: str | None = None, baud: int | None =
     if max_cycles is not None and (isinstance(max_cycles, bool)
                                    or not isinstance(max_cycles, int) or max_cycles <= 0):
         raise BackendError(f"max_cycles must be a positive integer, not {max_cycles!r}")
+    owns = isinstance(port, str)
     if isinstance(port, HostLink):
         link = port
-    elif isinstance(port, str):
+    elif owns:
         link = HostLink(SerialTransport(port, baud or DEFAULT_BAUD))
     elif _is_transport(port):
         link = HostLink(port)
@@ -309,11 +363,10 @@ def open_board(*, port: Any = None, board: str | None = None, baud: int | None =
                            f"{type(port).__name__}")
     try:
         return BoardBackend(link, board=board or "the board", max_cycles=max_cycles,
-                            memory_limit=memory_limit)
+                            memory_limit=memory_limit, owns_link=owns)
     except GpgpuError:
-        close = getattr(link.transport, "close", None)
-        if close is not None:
-            close()
+        if owns:
+            link.close()
         raise
 
 

@@ -15,7 +15,8 @@ simulation does, so the link's timeouts must allow for it (seconds, not millisec
 :class:`~boards.bridge_model.ModelTransport`.
 
 A second connection injects faults into the simulated board: :meth:`SimulatedBoard.drop` loses
-a byte on the line, :meth:`~SimulatedBoard.stall` stops the board (simulated time stands still)
+a byte on the line, :meth:`~SimulatedBoard.framing_error` sends one with a low stop bit,
+:meth:`~SimulatedBoard.stall` stops the board (simulated time stands still)
 for a while or until :meth:`~SimulatedBoard.resume`, :meth:`~SimulatedBoard.reset` asserts its
 reset.
 """
@@ -95,6 +96,7 @@ class SimulatedBoard:
                                      cu_hz=round(cu_mhz * 1e6), bus_hz=round(bus_mhz * 1e6))
         self.results: dict | None = None
         self.error: BaseException | None = None
+        self._closed = False
         listeners = []
         for _ in range(2):                  # the line, and the fault injection
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -139,6 +141,8 @@ class SimulatedBoard:
     def _check(self) -> None:
         if self.error is not None:
             raise LinkError(f"{self.name}: the simulation failed ({self.error})")
+        if self._closed:
+            raise LinkError(f"{self.name}: the simulation was closed")
 
     def write(self, data: bytes) -> None:
         self._check()
@@ -165,6 +169,13 @@ class SimulatedBoard:
         if to not in ("board", "host") or nth < 1:
             raise ValueError(f"drop(to='board' or 'host', nth >= 1), not ({to!r}, {nth!r})")
         self._command({"op": "drop", "to": to, "nth": nth})
+
+    def framing_error(self, nth: int = 1) -> None:
+        """Send the ``nth`` byte (1: the next) towards the board with a low stop bit: the
+        board's UART drops it (a framing error), so its frame fails its CRC."""
+        if nth < 1:
+            raise ValueError(f"framing_error(nth >= 1), not {nth!r}")
+        self._command({"op": "framing_error", "nth": int(nth)})
 
     def stall(self, seconds: float | None = None) -> None:
         """Stop the board for ``seconds`` of wall time (None: until :meth:`resume`): its
@@ -208,11 +219,15 @@ class SimulatedBoard:
         return int(self._command({"op": "time"})["ns"])
 
     def close(self) -> Any:
-        """End the simulation; returns the testbench's results (its cycle count)."""
-        self._control.close()
-        self._conn.close()
-        self._thread.join(timeout=120)
-        self._check()
+        """End the simulation; returns the testbench's results (its cycle count). Closing
+        again returns them again."""
+        if not self._closed:
+            self._closed = True
+            self._control.close()
+            self._conn.close()
+            self._thread.join(timeout=120)
+        if self.error is not None:
+            raise LinkError(f"{self.name}: the simulation failed ({self.error})")
         return self.results
 
     def __enter__(self) -> SimulatedBoard:
@@ -234,7 +249,7 @@ def open_board_sim(*, board: str | None = None, config: CuConfig | None = None,
     The line runs at :data:`SIM_DIVISOR` bus cycles a bit and the link waits
     :data:`SIM_TIMEOUT` seconds for an answer; ``max_cycles`` (default
     :data:`SIM_MAX_CYCLES`) counts compute-unit cycles of simulated time. ``close()`` on the
-    backend ends the simulation (it also ends when the process does).
+    device (or the backend) ends the simulation (it also ends when the process does).
     """
     from gpgpu_hdl.runtime.errors import BackendError
 
@@ -266,11 +281,10 @@ def open_board_sim(*, board: str | None = None, config: CuConfig | None = None,
     try:
         backend = BoardBackend(HostLink(simulated, timeout=SIM_TIMEOUT), board=board,
                                max_cycles=max_cycles or SIM_MAX_CYCLES,
-                               memory_limit=memory_limit)
+                               memory_limit=memory_limit, owns_link=True)
     except BaseException:
         with contextlib.suppress(GpgpuError):
             simulated.close()
         raise
-    backend.close = simulated.close
     backend.simulated = simulated
     return backend

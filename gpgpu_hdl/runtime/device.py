@@ -243,6 +243,9 @@ class Device:
     flashed FPGA board over its serial link, ``Device("board-sim", board=...)`` the same host
     side against the board's gateware simulated by Verilator.
 
+    Every backend has the same lifetime: :meth:`close` (or ``with Device(...) as dev:``)
+    releases what it holds (a board's serial port, a simulated board's simulation).
+
     Parameters
     ----------
     backend : str
@@ -341,14 +344,42 @@ class Device:
                                                 if v is not None})
         self.memory = self.backend.memory
         self._launch_area = (0, 0)
+        self.closed = False
 
     def __repr__(self) -> str:
-        return f"<Device {self.backend_name}>"
+        return f"<Device {self.backend_name}{' (closed)' * self.closed}>"
+
+    # -- lifetime -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release what the backend holds: a board's serial port (one the device opened, not
+        a link it was given), a simulated board's simulation; nothing on the emulator and
+        Verilator. Closing again does nothing. A closed device refuses new buffers, loads and
+        launches (:class:`~gpgpu_hdl.runtime.errors.BackendError`); its buffers' contents
+        stay readable. ``with Device(...) as dev:`` closes it at the end of the block."""
+        if self.closed:
+            return
+        self.closed = True
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise BackendError(f"the {self.backend_name!r} device is closed: cannot {what} "
+                               f"(open a new Device)")
 
     # -- memory ------------------------------------------------------------------------------
 
     def array(self, values: Any, dtype: Any = None) -> Buffer:
         """A device buffer initialised from a numpy array (copied)."""
+        self._check_open("make a buffer")
         data = np.ascontiguousarray(values, dtype=dtype)
         if data.dtype.hasobject:
             raise ArgumentError("device buffers hold plain numbers, not Python objects")
@@ -361,6 +392,7 @@ class Device:
 
     def empty(self, shape: Any, dtype: Any = np.float32) -> Buffer:
         """A zero-filled device buffer."""
+        self._check_open("make a buffer")
         shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
         dt = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
@@ -373,9 +405,11 @@ class Device:
 
     def load(self, path: str | Path) -> LoadedProgram:
         """Load a code object (``.bin``) and place it in device memory."""
+        self._check_open("load a program")
         return LoadedProgram(self, CodeObject.load(path), str(path))
 
     def load_bytes(self, data: bytes, name: str = "<bytes>") -> LoadedProgram:
+        self._check_open("load a program")
         return LoadedProgram(self, CodeObject.from_bytes(data, name), name)
 
     # -- launches -----------------------------------------------------------------------------
@@ -392,6 +426,7 @@ class Device:
 
     def _launch(self, kernel: Kernel, kernarg: bytes, grid: tuple[int, int, int],
                 local: tuple[int, int, int], lds: int, trace: Any) -> KernelResult:
+        self._check_open(f"launch {kernel.name}")
         header = kernel.info.header
         probe = Dispatch(header, kernel.code_address, 0, 0, grid, local, lds, 0)
         kernarg_off = 0

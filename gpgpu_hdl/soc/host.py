@@ -4,8 +4,9 @@ A launch is a short conversation over the host port (docs/soc.md, "Launch"): loa
 window, write the dispatch registers and ``CONTROL.start``, wait for ``STATUS.done``, read the
 trap record and the counters, acknowledge ``done``, read the window back. :func:`launch` is
 that conversation as a generator of bus operations (sans-IO): it yields :class:`Read`,
-:class:`Write`, :class:`ReadBlock`, :class:`WriteBlock`, :class:`WaitDone` and :class:`Now`
-and is sent each one's result. A runner executes the operations on a bus:
+:class:`Write`, :class:`ReadRegisters`, :class:`ReadBlock`, :class:`WriteBlock`,
+:class:`WaitDone` and :class:`Now` and is sent each one's result. A runner executes the
+operations on a bus:
 
 * :func:`run_async` in the cocotb testbench (``cocotb_tests/soc_tb.py``: cocotbext-axi's
   AXI4-Lite master, simulation time, the interrupt line);
@@ -32,7 +33,8 @@ from .registers import RegisterMap
 from .regmap import SOC_ID, decode_profile, dispatch_writes
 
 __all__ = [
-    "Read", "Write", "ReadBlock", "WriteBlock", "WaitDone", "Now", "Operation", "Bus",
+    "Read", "Write", "ReadRegisters", "ReadBlock", "WriteBlock", "WaitDone", "Now", "Operation",
+    "Bus",
     "LaunchPlan", "LaunchResult", "Trap", "Outcome", "Identity",
     "launch_plan", "launch", "read_registers", "identify", "decode_outcome", "poll_done",
     "run", "run_async", "COUNTER_REGISTERS", "OUTCOME_REGISTERS",
@@ -54,6 +56,15 @@ class Write:
 
     offset: int
     value: int
+
+
+@dataclass(frozen=True)
+class ReadRegisters:
+    """Read ``count`` consecutive registers from byte ``offset``; the result is their values,
+    a list. A bus without ``read_regs`` reads them one at a time."""
+
+    offset: int
+    count: int
 
 
 @dataclass(frozen=True)
@@ -88,11 +99,13 @@ class Now:
     """The bus's clock in nanoseconds (simulation time, or wall-clock time on a board)."""
 
 
-Operation = Read | Write | ReadBlock | WriteBlock | WaitDone | Now
+Operation = Read | Write | ReadRegisters | ReadBlock | WriteBlock | WaitDone | Now
 
 
 class Bus(Protocol):
-    """What a runner needs; a method may be a coroutine under :func:`run_async`."""
+    """What a runner needs; a method may be a coroutine under :func:`run_async`. A bus may
+    also have ``read_regs(offset, count)``, consecutive registers at once (else
+    :class:`ReadRegisters` reads them one at a time)."""
 
     def read_reg(self, offset: int) -> int: ...
     def write_reg(self, offset: int, value: int) -> None: ...
@@ -107,6 +120,16 @@ def _call(bus: Any, op: Operation) -> Any:
         return bus.read_reg(op.offset)
     if isinstance(op, Write):
         return bus.write_reg(op.offset, op.value)
+    if isinstance(op, ReadRegisters):
+        read_regs = getattr(bus, "read_regs", None)
+        if read_regs is not None:
+            return read_regs(op.offset, op.count)
+        values = [bus.read_reg(op.offset + 4 * i) for i in range(op.count)]
+        if values and inspect.isawaitable(values[0]):
+            async def each() -> list[int]:     # one after the other, as awaited
+                return [await v for v in values]
+            return each()
+        return values
     if isinstance(op, ReadBlock):
         return bus.read_mem(op.offset, op.size)
     if isinstance(op, WriteBlock):
@@ -357,23 +380,36 @@ class Identity:
     profile: frozenset[str] | None
 
 
+def _read_named(regmap: RegisterMap,
+                names: tuple[str, ...]) -> Generator[Operation, Any, dict[str, int]]:
+    """The registers ``names``, a :class:`ReadRegisters` per run of consecutive offsets."""
+    values: dict[str, int] = {}
+    runs: list[list[str]] = []
+    for name in names:
+        if runs and regmap.offset(name) == regmap.offset(runs[-1][-1]) + 4:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    for run in runs:
+        got = yield ReadRegisters(regmap.offset(run[0]), len(run))
+        values.update(zip(run, got, strict=True))
+    return values
+
+
 def identify(regmap: RegisterMap) -> Generator[Operation, Any, Identity]:
-    """Read ``ID``, ``VERSION``, the ``CONFIG`` block and the ``PROFILE`` ROM, one word at a
-    time. Their offsets are the same in every build, so any configuration's ``regmap`` serves
+    """Read ``ID``, ``VERSION``, the ``CONFIG`` block and the ``PROFILE`` ROM, each run of
+    consecutive registers as one :class:`ReadRegisters` (three in all). Their offsets are the
+    same in every build, so any configuration's ``regmap`` serves
     (:func:`~gpgpu_hdl.soc.regmap.soc_register_map` of ``CuConfig()``)."""
-    ident = yield Read(regmap.offset("ID"))
-    version = regmap.decode("VERSION", (yield Read(regmap.offset("VERSION"))))
+    head = yield from _read_named(regmap, ("ID", "VERSION"))
+    ident = head["ID"]
+    version = regmap.decode("VERSION", head["VERSION"])
     if ident != SOC_ID:
         return Identity(ident, (version["major"], version["minor"]), {}, None)
-    config = {}
-    for name in _CONFIG:
-        config[name] = yield Read(regmap.offset(name))
+    config = yield from _read_named(regmap, _CONFIG)
     (rom,) = [x for x in regmap.roms if x.name == "PROFILE"]
     profile = None
     if config["PROFILE_ENTRIES"] == len(TABLE):
-        words = []
-        base = regmap.offset("PROFILE")
-        for i in range(len(rom.words)):
-            words.append((yield Read(base + 4 * i)))
-        profile = decode_profile(words)
+        words = yield ReadRegisters(regmap.offset("PROFILE"), len(rom.words))
+        profile = decode_profile(list(words))
     return Identity(ident, (version["major"], version["minor"]), config, profile)

@@ -3,7 +3,8 @@
 ``Device("emu")``, through a clean line and a faulty one (nothing lost, each launch started
 once); a silent board, a board that stops answering mid-launch and a hung kernel, each a
 one-line error in bounded time; the profile check (a kernel outside the bitstream's profile is
-refused, naming the instructions); a bitstream that is not this SoC; option errors."""
+refused, naming the instructions); a bitstream that is not this SoC; a board reset or reflashed
+between launches or during one; closing; option errors."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import numpy as np
 import pytest
 
 from boards.bridge_model import ModelTransport
-from boards.device import SerialTransport, kernel_mnemonics
+from boards.device import LaunchLost, SerialTransport, kernel_mnemonics
 from boards.link import HostLink
 from boards.platforms import BoardError
-from boards.protocol import END, LinkError
+from boards.protocol import END, BoardReset, LinkError
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.core import TrapCause
 from gpgpu_hdl.runtime import ArgumentError, BackendError, Device, IllegalInstruction, RtlTrap
@@ -175,14 +176,90 @@ def test_kernel_mnemonics_are_the_decoded_instructions():
 
 
 def test_a_reflashed_board_is_noticed():
-    dev, bridge, _ = _device()
+    """Reflashed with another build while the host did nothing: the next launch is refused
+    (the board lost the session), and every one after it, once the host has seen the new
+    bitstream."""
+    dev, bridge, soc = _device()
     other = CuConfig(profile=frozenset({"s_endpgm", "v_add_i32"}))
     from boards.top import profile_digest
+    bridge.reset()
     bridge.info = type(bridge.info)(**{**bridge.info.__dict__,
                                        "profile": profile_digest(other)})
+    prog = dev.load(suite.code_object(_case("vecadd")))
+    a = dev.array(np.arange(64, dtype=np.int32))
+
+    def launch():
+        prog.vecadd(a, a, a, np.int32(64), global_size=64, local_size=64)
+    with pytest.raises(BoardReset) as exc:
+        launch()
+    assert _one_line(exc) == ("kernel vecadd was not started on ulx3s-85f at bridge model: the "
+                              "board was reset or reflashed since this host connected; the "
+                              "next launch reconnects and checks the bitstream")
+    for _ in range(2):
+        with pytest.raises(BackendError) as exc:
+            launch()
+        assert _one_line(exc) == ("ulx3s-85f at bridge model: the bitstream changed since the "
+                                  "device was opened (the board was reflashed): open the "
+                                  "device again")
+    assert soc.launches == []
+
+
+def test_a_board_reset_between_launches_is_noticed_and_the_next_launch_runs():
+    dev, bridge, soc = _device(memory=131072)
     case = _case("vecadd")
-    with pytest.raises(BackendError, match="bitstream changed since the device was opened"):
+    _same(case, dev)
+    launches = len(soc.launches)
+    bridge.reset()
+    with pytest.raises(BoardReset, match="^kernel vecadd was not started on ulx3s-85f at "
+                                         "bridge model: the board was reset or reflashed"):
         suite.run_device(case, dev, case.inputs())
+    assert len(soc.launches) == launches
+    _same(case, dev)                                    # the same bitstream: reconnected
+
+
+def test_a_board_reset_during_a_launch_loses_it():
+    """Reset after the doorbell (the SoC model finishes at once, so the reset lands before
+    the host reads the outcome): the launch is lost, in one line; the next one runs."""
+    dev, bridge, soc = _device(memory=131072)
+    case = _case("vecadd")
+    original = soc._start
+
+    def start_then_reset():
+        original()
+        bridge.reset()
+    soc._start = start_then_reset
+    with pytest.raises(LaunchLost) as exc:
+        suite.run_device(case, dev, case.inputs())
+    assert _one_line(exc).startswith("kernel vecadd was lost on ulx3s-85f at bridge model: "
+                                     "the board was reset or reflashed during the launch")
+    soc._start = original
+    _same(case, dev)
+
+
+def test_closing_a_board_device_releases_its_port(monkeypatch):
+    """A port the device opened is closed with it (once, however often the device is
+    closed); a link it was given is left to its owner; a closed device refuses launches."""
+    closed = []
+
+    class Port(ModelTransport):
+        def __init__(self, port, _baud):
+            super().__init__(board(CuConfig(), MEMORY)[0])
+            self.name = port
+
+        def close(self):
+            closed.append(self.name)
+    import boards.device
+    monkeypatch.setattr(boards.device, "SerialTransport", Port)
+    case = _case("vecadd")
+    with Device("board", board="ulx3s-85f", port="/dev/ttyFAKE0") as dev:
+        _same(case, dev)
+    dev.close()
+    assert closed == ["/dev/ttyFAKE0"]
+    with pytest.raises(BackendError, match="^the 'board' device is closed: cannot load "):
+        suite.run_device(case, dev, case.inputs())
+    given, _, _ = _device()
+    given.close()
+    assert given.backend.closed and not given.backend.link.closed
 
 
 def test_what_the_board_says_it_is_must_hold_together():

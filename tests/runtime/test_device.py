@@ -34,3 +34,25 @@ def test_runtime_argument_and_ndrange_errors():
         Device("gpu")
     with pytest.raises(ArgumentError):
         LocalMemory(0)
+
+
+@pytest.mark.parametrize("backend", ["emu", "verilator"])
+def test_every_backend_closes_alike(backend):
+    """``close()`` and ``with`` are the same on every backend (a board's release its serial
+    port, tests/boards/test_device.py): twice is harmless, a closed device refuses new work in
+    one line and keeps its buffers readable."""
+    with Device(backend) as dev:
+        prog = dev.load(KERNELS / "vecadd.bin")
+        a = dev.array(np.arange(64, dtype=np.int32))
+    assert dev.closed and repr(dev) == f"<Device {backend} (closed)>"
+    dev.close()
+    assert np.array_equal(a.numpy(), np.arange(64, dtype=np.int32))
+    for attempt, what in [(lambda: dev.array(np.zeros(4)), "make a buffer"),
+                          (lambda: dev.empty(4), "make a buffer"),
+                          (lambda: dev.load(KERNELS / "vecadd.bin"), "load a program"),
+                          (lambda: prog.vecadd(a, a, a, np.int32(64), global_size=64),
+                           "launch vecadd")]:
+        with pytest.raises(BackendError) as exc:
+            attempt()
+        assert str(exc.value) == (f"the {backend!r} device is closed: cannot {what} (open a "
+                                  f"new Device)")
