@@ -32,17 +32,18 @@ The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.W
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
-from amaranth.lib import data, fifo, memory, wiring
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.formats import Format
 from .core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSignature,
-                   TraceLayout, TrapCause, TrapLayout)
-from .decode import FORMAT_TAG, DecodedLayout, Decoder, Spec, XUnit
+                   MemRequest, TraceLayout, TrapCause, TrapLayout)
+from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit
 from .fast_alu import FastControl, FastDecode, fast_control
 from .grid import GridWalker, GroupLayout
 from .launcher import WaveLauncher
+from .lsu import BufferUnit, issue_control
 from .operands import field, operand_fields, scalar_value
 from .plan import BuildPlan
 from .scalar_alu import LATENCY as SALU_LATENCY
@@ -56,7 +57,8 @@ __all__ = ["PIPELINED_UNITS", "PipelinedComputeUnit"]
 #: The execution paths the pipelined unit has so far (:class:`~.decode.XUnit`): the integer
 #: VALU only for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``; no FP, no LDS, no buffer
 #: memory, no lane access yet.
-PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)")
+PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
+                   "BUF (loads and stores)")
 
 _VCC_LO, _M0, _EXEC_LO = 106, 124, 126
 _HW_REG_MODE = 1
@@ -67,6 +69,7 @@ _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: completions waiting to retire, per unit (one instruction in flight per wave: never more
 #: than the wave slots)
 _VALU_QUEUE = 4
+_BUF_QUEUE = 2
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
@@ -75,7 +78,8 @@ def _retire_layout(slots: int) -> data.StructLayout:
         "slot": range(slots), "next_pc": 32, "end": 1, "barrier": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1, "mode_w": 1, "mode": 10,
-        "smem": 1, "s_count": 5, "v_count": 2, "v_reg": 8,     # the trace's view
+        "hold": 1, "hold_n": 4,                                # s_waitcnt vmcnt(n)
+        "smem": 1, "s_count": 5, "v_count": 3, "v_reg": 8, "v_late": 1,    # the trace's
         "pc": 32, "inst": 64})
 
 
@@ -112,7 +116,6 @@ class PipelinedComputeUnit(wiring.Component):
             members["trace"] = Out(TraceLayout)
             members["load_trace"] = Out(LoadTraceLayout)
         if shared_grid:
-            from amaranth.lib import stream
             members["groups"] = In(stream.Signature(GroupLayout))
             members["grid_done"] = In(1)
         super().__init__(members)
@@ -156,15 +159,15 @@ class PipelinedComputeUnit(wiring.Component):
             return block
 
         m.submodules.decoder = dec = Decoder(profile=self._plan.profile)
-        m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=2)
+        m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=3)
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
         vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources))
         m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
         m.submodules.salu_decode = sdec = ScalarDecode()
         m.submodules.valu_decode = fdec = FastDecode()
         launcher = cleared("launcher", WaveLauncher(lanes=L, slots=W, vgprs=NV))
-        wiring.connect(m, valu.read, vgprs.read)
-        wiring.connect(m, vgprs.operands, valu.operands)
+        lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
+        self._vgpr_reads(m, vgprs, [valu, lsu], clear=clear)
         if self._shared_grid:
             offer, grid_done = self.groups, self.grid_done
         else:
@@ -183,6 +186,8 @@ class PipelinedComputeUnit(wiring.Component):
         # the instruction buffer: a decoded instruction per wave
         b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
         b_fmt, b_size8 = warr("b_fmt", 4), warr("b_size8", 1)
+        w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
+        w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
         g_id = warr("g_id", data.ArrayLayout(32, 3))
 
@@ -232,7 +237,6 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += load_n.eq(load_n + 1)
             with m.If((d.code_dwords == 0) | (rsp.valid & (load_n + 1 == d.code_dwords))):
                 m.d.sync += loading.eq(0)
-        m.d.comb += rsp.ready.eq(1)
         # the launcher waits for the code
         take_groups = Signal()
         m.d.comb += [take_groups.eq(~loading & running & ~stopping),
@@ -249,6 +253,7 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(launcher.wave.valid):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_phase[s].eq(_FETCH), w_bar[s].eq(0),
+                         w_hold[s].eq(0),
                          w_pc[s].eq(d.code_address), w_exec[s].eq(lw.exec), w_m0[s].eq(0),
                          w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(lw.group),
                          w_wave[s].eq(lw.wave)]
@@ -304,13 +309,21 @@ class PipelinedComputeUnit(wiring.Component):
         smem_busy = Signal()
         valu_credit = Signal(range(_VALU_QUEUE + 1), init=_VALU_QUEUE)
         valu_credit_back = Signal()
+        buf_credit = Signal(range(_BUF_QUEUE + 1), init=_BUF_QUEUE)
+        buf_credit_back = Signal()
         i_rr = Signal(range(W))
         i_ready = Signal(W)
         for i in range(W):
             unit = b_ctl[i].unit
             room = Mux(unit == XUnit.SMEM, ~smem_busy,
-                       Mux((unit == XUnit.VALU) | (unit == XUnit.VSPEC), valu_credit != 0, 1))
-            m.d.comb += i_ready[i].eq(w_live[i] & (w_phase[i] == _READY) & ~w_bar[i] & room)
+                       Mux((unit == XUnit.VALU) | (unit == XUnit.VSPEC), valu_credit != 0,
+                           Mux(unit == XUnit.BUF, buf_credit != 0, 1)))
+            # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
+            # s_endpgm until none is (their answers still write the slot's VGPRs)
+            held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
+            ending = (unit == XUnit.SPEC) & (b_ctl[i].spec == Spec.ENDPGM) & (w_vmcnt[i] != 0)
+            m.d.comb += i_ready[i].eq(w_live[i] & (w_phase[i] == _READY) & ~w_bar[i] & room &
+                                      ~held & ~ending)
         i_pick, i_ok = rotating_pick(i_ready, i_rr, "issue")
         issue_now = Signal()
         m.d.comb += issue_now.eq(i_ok & ~stopping & running)
@@ -318,30 +331,36 @@ class PipelinedComputeUnit(wiring.Component):
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "size8": 1}))
         m.d.sync += i1.valid.eq(issue_now)
-        issue_valu = Signal()
-        m.d.comb += issue_valu.eq(issue_now & ((b_ctl[i_pick].unit == XUnit.VALU) |
-                                               (b_ctl[i_pick].unit == XUnit.VSPEC)))
+        issue_valu, issue_buf = Signal(), Signal()
+        m.d.comb += [issue_valu.eq(issue_now & ((b_ctl[i_pick].unit == XUnit.VALU) |
+                                                (b_ctl[i_pick].unit == XUnit.VSPEC))),
+                     issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF))]
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
                          i1.size8.eq(b_size8[i_pick]), w_phase[i_pick].eq(_BUSY),
-                         i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1))]
+                         i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1)),
+                         w_hold[i_pick].eq(0)]
             with m.If(b_ctl[i_pick].unit == XUnit.SMEM):
                 m.d.sync += smem_busy.eq(1)
-        m.d.sync += valu_credit.eq(valu_credit - issue_valu + valu_credit_back)
+        m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
+                     buf_credit.eq(buf_credit - issue_buf + buf_credit_back)]
         with m.If(running), m.If(~issue_now):
             m.d.sync += cnt.idle.eq(cnt.idle + 1)
 
         # the SGPR file's two reads: the scalar operands' registers
         ops1 = operand_fields(m, i1.inst, i1.fmt, i1.ctl, name="i1_")
-        port_code = [Signal(9, name=f"port_code{p}") for p in range(2)]
+        port_code = [Signal(9, name=f"port_code{p}") for p in range(3)]
         ctl1 = i1.ctl
         with m.Switch(ctl1.unit):
             with m.Case(XUnit.SMEM):
                 sbase = field(Format.SMRD, "sbase", i1.inst[:32]) << 1
-                m.d.comb += [port_code[0].eq(sbase),
-                             port_code[1].eq(Mux(ctl1.sbuf, sbase + 2,
-                                                 field(Format.SMRD, "offset", i1.inst[:32])))]
+                m.d.comb += [port_code[0].eq(sbase), port_code[1].eq(sbase + 2),
+                             port_code[2].eq(field(Format.SMRD, "offset", i1.inst[:32]))]
+            with m.Case(XUnit.BUF):
+                srsrc = field(Format.MUBUF, "srsrc", i1.inst) << 2
+                m.d.comb += [port_code[0].eq(srsrc), port_code[1].eq(srsrc + 2),
+                             port_code[2].eq(field(Format.MUBUF, "soffset", i1.inst))]
             with m.Case(XUnit.VALU, XUnit.VSPEC):
                 # one scalar register per vector instruction (SI's constant bus), and the
                 # carry/select mask
@@ -356,7 +375,7 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
                                                        (ctl1.spec == Spec.CBR_VCCNZ))):
                     m.d.comb += port_code[0].eq(_VCC_LO)
-        for p in range(2):
+        for p in range(3):
             code = port_code[p]
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot),
                          sgprs.read[p].reg.eq(Mux(code == 251, VCC, code[:7]))]
@@ -446,6 +465,35 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_tag_in.inst.eq(i3.inst), valu_tag_in.dst.eq(ops.vdst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
 
+        # BUF: the instruction into the buffer unit's queue
+        b_issue = Signal(lsu.issue_layout)
+        buf_q = cleared("buf_queue", fifo.SyncFIFOBuffered(width=lsu.issue_layout.size,
+                                                           depth=_BUF_QUEUE))
+        buf_issued = Signal()
+        m.d.comb += [buf_q.w_data.eq(b_issue),
+                     lsu.issue.valid.eq(buf_q.r_rdy), lsu.issue.payload.eq(buf_q.r_data),
+                     buf_q.r_en.eq(lsu.issue.ready),
+                     buf_credit_back.eq(lsu.issue.ready & buf_q.r_rdy)]
+        soffset = scalar_value(m, field(Format.MUBUF, "soffset", i3.inst), wide=0, isf=0,
+                               sgpr=sgprs.data[2], literal=literal, exec_=exec3, m0=m03,
+                               scc=scc3, name="soffset_")
+        m.d.comb += [*issue_control(b_issue, ctl), b_issue.slot.eq(s3),
+                     *(getattr(b_issue, f).eq(field(Format.MUBUF, f, i3.inst))
+                       for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata")),
+                     b_issue.vsharp.eq(Cat(sgprs.data[0], sgprs.data[1])),
+                     b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
+        buf_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64})
+        buf_tags = cleared("buf_tags", fifo.SyncFIFOBuffered(width=buf_tag_layout.size,
+                                                             depth=W))
+        buf_tag_in = Signal(buf_tag_layout)
+        m.d.comb += [buf_tags.w_data.eq(buf_tag_in), buf_tag_in.next_pc.eq(next_pc3),
+                     buf_tag_in.pc.eq(pc3), buf_tag_in.inst.eq(i3.inst)]
+        # a wave's buffer instructions not landed yet
+        for i in range(W):
+            up = buf_issued & (s3 == i)
+            down = lsu.landed.valid & (lsu.landed.payload.slot == i)
+            m.d.sync += w_vmcnt[i].eq(w_vmcnt[i] + up - down)
+
         # SMEM: the scalar memory unit's registers
         sm = Signal(data.StructLayout({
             "slot": range(W), "base": 64, "off": 32, "n": 5, "k": 5, "r": 5, "sdst": 8,
@@ -472,13 +520,8 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.Case(XUnit.SMEM):
                     off = Mux(field(Format.SMRD, "imm", i3.inst[:32]),
                               field(Format.SMRD, "offset", i3.inst[:32]) << 2,
-                              sgprs.data[1][:32])
-                    with m.If(ctl.sbuf & ~field(Format.SMRD, "imm", i3.inst[:32])):
-                        # s_buffer_load with an SGPR offset: three reads, not yet
-                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                                     trap_inst.eq(i3.inst)]
-                    with m.Else():
+                              sgprs.data[2][:32])
+                    with m.If(1):
                         m.d.sync += [sm.slot.eq(s3), sm.base.eq(sgprs.data[0]),
                                      sm.off.eq(off & ~3), sm.n.eq(ctl.dwords),
                                      sm.k.eq(0), sm.r.eq(0), sm.sdst.eq(ops.sdst),
@@ -511,6 +554,9 @@ class PipelinedComputeUnit(wiring.Component):
                     with m.Switch(ctl.spec):
                         with m.Case(Spec.ENDPGM):
                             m.d.comb += spec_rec.end.eq(1)
+                        with m.Case(Spec.WAITCNT):
+                            # vmcnt (SIMM16[3:0]); scalar loads are done when they retire
+                            m.d.comb += [spec_rec.hold.eq(1), spec_rec.hold_n.eq(simm16[0:4])]
                         with m.Case(Spec.BARRIER):
                             m.d.comb += spec_rec.barrier.eq(1)
                         with m.Case(Spec.TRAP):
@@ -548,6 +594,18 @@ class PipelinedComputeUnit(wiring.Component):
                                      trap_inst.eq(i3.inst)]
                     with m.Else():
                         m.d.comb += spec_q.w_en.eq(1)
+                with m.Case(XUnit.BUF):
+                    unsupported = ((ctl.mem == MemKind.ATOMIC) |
+                                   field(Format.MUBUF, "lds", i3.inst) |
+                                   field(Format.MUBUF, "tfe", i3.inst))
+                    with m.If(unsupported):
+                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                                     trap_inst.eq(i3.inst)]
+                    with m.Elif(ctl.mem == MemKind.NOP):      # cache invalidations
+                        m.d.comb += [*base_rec, spec_q.w_en.eq(1)]
+                    with m.Else():
+                        m.d.comb += [buf_q.w_en.eq(1), buf_tags.w_en.eq(1), buf_issued.eq(1)]
                 with m.Default():
                     m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
                                  trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
@@ -584,9 +642,31 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_rec.exec_w.eq(valu_tag.cmpx), valu_rec.exec.eq(valu.done.payload.flags),
                      valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.dst)]
 
+        # --- BUF: an instruction retires when its requests are queued -------------------
+        buf_dq = cleared("buf_done_queue",
+                         fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        buf_rec = Signal(retire_layout)
+        buf_tag = Signal(buf_tag_layout)
+        sent = lsu.sent.payload.slot
+        m.d.comb += [buf_tag.eq(buf_tags.r_data), buf_dq.w_data.eq(buf_rec),
+                     buf_dq.w_en.eq(lsu.sent.valid), buf_tags.r_en.eq(lsu.sent.valid),
+                     buf_rec.slot.eq(sent), buf_rec.next_pc.eq(buf_tag.next_pc),
+                     buf_rec.pc.eq(buf_tag.pc), buf_rec.inst.eq(buf_tag.inst)]
+        # a load's record names its registers; their values follow on ``load_trace``
+        m.d.comb += [buf_rec.v_reg.eq(field(Format.MUBUF, "vdata", buf_tag.inst)),
+                     buf_rec.v_count.eq(Mux(b_ctl[sent].mem == MemKind.LOAD,
+                                            b_ctl[sent].dwords, 0)),
+                     buf_rec.v_late.eq(b_ctl[sent].mem == MemKind.LOAD)]
+        with m.If(lsu.trap.valid & ~stopping):
+            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
+                         trap_slot.eq(lsu.trap.payload.slot),
+                         trap_pc.eq(w_pc[lsu.trap.payload.slot] - d.code_address),
+                         trap_inst.eq(b_inst[lsu.trap.payload.slot])]
+
         # --- SMEM: dword requests, answers into the SGPR file -----------------------------
         sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
         sm_answers = cleared("smem_answers", fifo.SyncFIFO(width=32, depth=16))
+        sm_req = stream.Signature(MemRequest).create(path=("smem_req",))
         sm_boff = Signal(32)
         m.d.comb += sm_boff.eq(sm.off + (sm.k << 2))
         sm_in_range = Signal()
@@ -608,13 +688,13 @@ class PipelinedComputeUnit(wiring.Component):
                                  trap_inst.eq(sm.inst)]
                 m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0)]
             with m.Else():
-                m.d.comb += [req.valid.eq(1), req.payload.addr.eq(sm_addr[:32] & ~3),
-                             req.payload.mask.eq(0xF)]
-                with m.If(req.ready):
+                m.d.comb += [sm_req.valid.eq(1), sm_req.payload.addr.eq(sm_addr[:32] & ~3),
+                             sm_req.payload.mask.eq(0xF)]
+                with m.If(sm_req.ready):
                     m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(0)]
                     m.d.sync += sm.k.eq(sm.k + 1)
-        m.d.comb += [sm_answers.w_en.eq(rsp.valid & ~loading),
-                     sm_answers.w_data.eq(rsp.payload.data)]
+        sm_rsp_valid = self._memory_port(m, req, rsp, loading, sm_req, lsu, clear)
+        m.d.comb += [sm_answers.w_en.eq(sm_rsp_valid), sm_answers.w_data.eq(rsp.payload.data)]
         sm_value = Signal(32)
         sm_have = Signal()
         m.d.comb += [sm_have.eq(sm_tags.r_rdy & (sm_tags.r_data | sm_answers.r_rdy)),
@@ -635,15 +715,18 @@ class PipelinedComputeUnit(wiring.Component):
         rec = Signal(retire_layout)
         pick_valu = valu_dq.r_rdy
         pick_salu = ~pick_valu & salu_q.r_rdy
-        pick_spec = ~pick_valu & ~pick_salu & spec_q.r_rdy
-        pick_smem = ~pick_valu & ~pick_salu & ~pick_spec & sm_done
+        pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
+        pick_spec = ~pick_valu & ~pick_salu & ~pick_buf & spec_q.r_rdy
+        pick_smem = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_spec & sm_done
         retire_now = Signal()
-        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_spec | pick_smem) & ~stopping)
+        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_spec | pick_smem) &
+                                  ~stopping)
         m.d.comb += rec.eq(Mux(pick_valu, valu_dq.r_data,
                                Mux(pick_salu, salu_q.r_data,
-                                   Mux(pick_spec, spec_q.r_data, smem_rec))))
+                                   Mux(pick_buf, buf_dq.r_data,
+                                       Mux(pick_spec, spec_q.r_data, smem_rec)))))
         m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
-                     spec_q.r_en.eq(pick_spec)]
+                     buf_dq.r_en.eq(pick_buf), spec_q.r_en.eq(pick_spec)]
         with m.If(pick_smem):
             m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
 
@@ -700,6 +783,8 @@ class PipelinedComputeUnit(wiring.Component):
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
                             m.d.sync += w_bar[i].eq(0)
+            with m.If(rec.hold):
+                m.d.sync += [w_hold[rs].eq(1), w_hold_n[rs].eq(rec.hold_n)]
             with m.If(rec.barrier):
                 with m.If(g_arrived[grp] + 1 == g_live[grp]):
                     m.d.sync += g_arrived[grp].eq(0)
@@ -713,19 +798,22 @@ class PipelinedComputeUnit(wiring.Component):
         vw = vgprs.write
         with m.If(valu.write.valid):
             m.d.comb += [vw.valid.eq(1), vw.payload.eq(valu.write.payload)]
+        with m.Elif(lsu.fill.valid):
+            m.d.comb += [lsu.fill.ready.eq(1), vw.valid.eq(1), vw.payload.eq(lsu.fill.payload)]
         with m.Else():
             m.d.comb += [launcher.vgpr.ready.eq(1), vw.valid.eq(launcher.vgpr.valid),
                          vw.payload.eq(launcher.vgpr.payload)]
         with m.If(valu.busy):
             m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
-        with m.If(sm.issuing | sm.writing):
+        with m.If(sm.issuing | sm.writing | lsu.busy):
             m.d.sync += cnt.mem_wait.eq(cnt.mem_wait + 1)
 
         # --- the end of a launch ------------------------------------------------------------
         finished = Signal()
         m.d.comb += finished.eq(running & ~loading & ~launcher.active & ~live_any & grid_done)
         drained = Signal()
-        m.d.comb += drained.eq(~sm.issuing & ~sm.writing & ~sm_tags.r_rdy & ~loading)
+        m.d.comb += drained.eq(~sm.issuing & ~sm.writing & ~sm_tags.r_rdy & ~loading &
+                               ~lsu.busy)
         with m.If(running & (finished | (stopping & drained))):
             m.d.sync += [running.eq(0), self.done.eq(1), stopping.eq(0)]
             m.d.sync += [w_live[i].eq(0) for i in range(W)]
@@ -742,8 +830,61 @@ class PipelinedComputeUnit(wiring.Component):
             self._elaborate_trace(m, tr, rec, retire_now, exec_after, m0_after, scc_after,
                                   mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp,
                                   g_id, d)
-            m.d.comb += self.load_trace.valid.eq(0)
+            m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
+
+    @staticmethod
+    def _vgpr_reads(m, vgprs, units, *, clear):
+        """The VGPR file's read requests from ``units`` (each with ``read`` and ``operands``),
+        taken in turn when several ask; the operands go back to the unit that asked, in the
+        order of the requests (a FIFO of who asked)."""
+        n = len(units)
+        who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=max(1, (n - 1).bit_length()),
+                                                           depth=16))
+        m.submodules.vgpr_readers = who
+        turn = Signal(range(n))
+        grant = Signal(range(n))
+        asking = Cat(u.read.valid for u in units)
+        # the first asking unit at or after ``turn``
+        for off in reversed(range(n)):
+            idx = Signal(range(n), name=f"vgpr_reader{off}")
+            m.d.comb += idx.eq(Mux(turn + off >= n, turn + off - n, turn + off))
+            with m.If(asking.bit_select(idx, 1)):
+                m.d.comb += grant.eq(idx)
+        rd = vgprs.read
+        m.d.comb += [rd.valid.eq(asking.any() & who.w_rdy),
+                     rd.payload.eq(Array(u.read.payload for u in units)[grant]),
+                     who.w_data.eq(grant), who.w_en.eq(rd.valid & rd.ready)]
+        for i, u in enumerate(units):
+            m.d.comb += u.read.ready.eq(rd.ready & who.w_rdy & (grant == i))
+        with m.If(rd.valid & rd.ready):
+            m.d.sync += turn.eq(Mux(grant == n - 1, 0, grant + 1))
+        ops = vgprs.operands
+        m.d.comb += who.r_en.eq(ops.valid)
+        for i, u in enumerate(units):
+            m.d.comb += [u.operands.payload.eq(ops.payload),
+                         u.operands.valid.eq(ops.valid & (who.r_data == i))]
+
+    @staticmethod
+    def _memory_port(m, req, rsp, loading, smem, lsu, clear):
+        """The memory port after the code is loaded: the scalar memory unit's requests
+        first, then the buffer unit's; the answers, in order, back to whoever asked (a FIFO of
+        who asked). Returns the scalar memory unit's answer valid."""
+        who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=1, depth=64))
+        m.submodules.memory_readers = who
+        with m.If(~loading):
+            with m.If(smem.valid):
+                m.d.comb += [req.valid.eq(who.w_rdy), req.payload.eq(smem.payload),
+                             smem.ready.eq(req.ready & who.w_rdy), who.w_data.eq(0)]
+            with m.Else():
+                m.d.comb += [req.valid.eq(lsu.req.valid & who.w_rdy),
+                             req.payload.eq(lsu.req.payload),
+                             lsu.req.ready.eq(req.ready & who.w_rdy), who.w_data.eq(1)]
+            m.d.comb += who.w_en.eq(req.valid & req.ready)
+        m.d.comb += [rsp.ready.eq(1), lsu.rsp.payload.eq(rsp.payload),
+                     lsu.rsp.valid.eq(rsp.valid & ~loading & who.r_data),
+                     who.r_en.eq(rsp.valid & ~loading)]
+        return rsp.valid & ~loading & ~who.r_data
 
     def _elaborate_trace(self, m, tr, rec, retire_now, exec_after, m0_after, scc_after,
                          mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d):
@@ -789,7 +930,8 @@ class PipelinedComputeUnit(wiring.Component):
                          tr.s_code.eq(rec.sw_code),
                          tr.s_count.eq(Mux(rec.smem, rec.s_count,
                                            Mux(rec.sw, Mux(rec.sw_wide, 2, 1), 0))),
-                         tr.v_reg.eq(rec.v_reg), tr.v_count.eq(rec.v_count), tr.v_late.eq(0)]
+                         tr.v_reg.eq(rec.v_reg), tr.v_count.eq(rec.v_count),
+                         tr.v_late.eq(rec.v_late)]
             with m.If(rec.smem):
                 m.d.sync += [tr.s_data[k].eq(sm_data[k]) for k in range(16)]
             with m.Else():

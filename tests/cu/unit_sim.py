@@ -46,13 +46,14 @@ class _Stop(Exception):
 
 
 def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int],
-              max_cycles: int, seed: int) -> tuple[list[int], dict, np.ndarray]:
+              max_cycles: int, seed: int) -> tuple[list[int], list[int], dict, np.ndarray]:
     mem = np.zeros(max(len(image), 1 << 12), dtype=np.uint32)
     mem[:len(image)] = image
     rng = random.Random(seed)
     sim = Simulator(unit)
     sim.add_clock(1e-8)
     records: list[int] = []
+    loads: list[int] = []
     out: dict = {}
     req, rsp = unit.mem.req, unit.mem.rsp
 
@@ -90,6 +91,8 @@ def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int]
             cycles += 1
             if ctx.get(unit.commit):
                 records.append(ctx.get(unit.trace).as_value().value)
+            if ctx.get(unit.load_trace.valid):
+                loads.append(ctx.get(unit.load_trace).as_value().value)
             if cycles > max_cycles:
                 raise AssertionError(f"the launch did not finish in {max_cycles} cycles")
         out.update(cycles=cycles, trap=ctx.get(unit.trap), counters=ctx.get(unit.counters))
@@ -97,24 +100,35 @@ def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int]
     sim.add_process(memory)
     sim.add_testbench(bench)
     sim.run()
-    return records, out, mem
+    return records, loads, out, mem
 
 
-def run_launch(make_unit, config: CuConfig, body: str, *args: np.ndarray,
-               global_size: int = 64, local_size: int = 64,
+def run_launch(make_unit, config: CuConfig, body: str | bytes, *args: Any,
+               kernel: str = "k", global_size: int = 64, local_size: int = 64,
                latency: tuple[int, int] = (2, 2), max_cycles: int = 200_000, seed: int = 0,
                **code_t: Any) -> Launch:
-    """Assemble ``body`` as kernel ``k`` taking one buffer per array in ``args`` (as
-    :func:`tests.asm_kernels.run_asm` does), run it on the golden model and on
-    ``make_unit(config)`` (a unit with a trace port) under the simulator, with memory answers
-    after ``latency`` cycles (a random number in that range, in order)."""
-    code_t.setdefault("kernarg_segment_byte_size", 8 * len(args))
-    code = assemble_kernel(body, "k", **code_t)
+    """Run kernel ``kernel`` of ``body`` (a code object, or assembly text assembled as kernel
+    ``k`` taking one buffer per array in ``args``, as :func:`tests.asm_kernels.run_asm` does)
+    on the golden model and on ``make_unit(config)`` (a unit with a trace port) under the
+    simulator, with memory answers after ``latency`` cycles (a random number in that range,
+    in order). ``args``: arrays (buffers) and numpy scalars (scalar arguments)."""
+    if isinstance(body, bytes):
+        code = body
+    else:
+        code_t.setdefault("kernarg_segment_byte_size",
+                          8 * sum(isinstance(a, np.ndarray) for a in args))
+        code = assemble_kernel(body, "k", **code_t)
+
+    def bind(device):
+        bufs = [device.array(a) if isinstance(a, np.ndarray) and a.ndim else None
+                for a in args]
+        values = [b if b is not None else a for a, b in zip(args, bufs, strict=True)]
+        return [b for b in bufs if b is not None], values
 
     emu = Device("emu")
-    ebufs = [emu.array(a) for a in args]
-    eres = emu.load_bytes(code).k(*ebufs, global_size=global_size, local_size=local_size,
-                                  trace=True)
+    ebufs, values = bind(emu)
+    eres = getattr(emu.load_bytes(code), kernel)(*values, global_size=global_size,
+                                                 local_size=local_size, trace=True)
 
     dev = Device("verilator", config=config)
     backend = dev.backend
@@ -123,16 +137,16 @@ def run_launch(make_unit, config: CuConfig, body: str, *args: np.ndarray,
     def launch(kernel, d, _trace):
         fields = backend._fields(kernel, d)
         image = backend._image()
-        records, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
+        records, loads, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
                                       max_cycles=max_cycles, seed=seed)
         backend._write_back(mem[:len(image)])
-        got.update(out, records=decode_trace(records))
+        got.update(out, records=decode_trace(records, loads))
         raise _Stop
 
     backend.launch = launch
-    bufs = [dev.array(a) for a in args]
+    bufs, values = bind(dev)
     with contextlib.suppress(_Stop):
-        dev.load_bytes(code).k(*bufs, global_size=global_size, local_size=local_size,
-                               trace=True)
+        getattr(dev.load_bytes(code), kernel)(*values, global_size=global_size,
+                                              local_size=local_size, trace=True)
     return Launch(got["records"], eres.trace.records, got["cycles"], got["trap"],
                   got["counters"], [b.numpy() for b in bufs], [b.numpy() for b in ebufs])
