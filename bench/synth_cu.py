@@ -5,9 +5,11 @@
                              [--timeout SECONDS]
 
 Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
-``--config``) to Verilog, synthesizes it with :func:`gpgpu_hdl.synth.synthesize`, places and
-routes the ECP5 netlist on the configuration's device (``CuConfig.device``, package CABGA381,
-speed grade 6 by default) and prints one table. Every tool run is cached under ``--cache-dir``
+``--config``; ``pipeline=true`` the pipelined unit, with the ECP5 multiplier and block RAM
+primitives when ``--target ecp5``) to Verilog, synthesizes it with
+:func:`gpgpu_hdl.synth.synthesize`, places and routes the ECP5 netlist on the
+configuration's device (``CuConfig.device``, package CABGA381, speed grade 6 by default) and
+prints one table. Every tool run is cached under ``--cache-dir``
 (``build/synth``): a second run with the same Verilog only converts the design again (about
 10 s for the default unit). The default unit takes Yosys about 8 minutes for ECP5 and 9 for
 Xilinx, and nextpnr 7 to 11 minutes, on a busy 2-core machine; run it in the background. See
@@ -30,6 +32,7 @@ from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.config import DEVICES, CuConfig  # noqa: E402
 from gpgpu_hdl.cu.core import ComputeUnit  # noqa: E402
+from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit  # noqa: E402
 from gpgpu_hdl.cu.fpu.ops import FP_OPS  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
 from gpgpu_hdl.synth import (  # noqa: E402
@@ -50,6 +53,9 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise SystemExit(f"--config takes NAME=VALUE items, not {item!r}")
+        if value.lower() in ("true", "false"):
+            overrides[name] = value.lower() == "true"
+            continue
         try:
             overrides[name] = int(value, 0)
         except ValueError:
@@ -143,8 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compute unit: {shown}, profile={profile}")
 
     start = time.monotonic()
-    text = verilog.convert(ComputeUnit(config), name=TOP, emit_src=False,
-                           strip_internal_attrs=True)
+    if config.pipeline:
+        # the ECP5 primitives (multipliers, block RAMs with their output registers) when the
+        # Verilog is for ECP5 only
+        style = "ecp5" if targets == ("ecp5",) else "generic"
+        unit = PipelinedComputeUnit(config, dsp=style, ram=style)
+    else:
+        unit = ComputeUnit(config)
+    text = verilog.convert(unit, name=TOP, emit_src=False, strip_internal_attrs=True)
     print(f"Verilog: {len(text) / 1e6:.1f} MB in {time.monotonic() - start:.1f} s")
     progress = Progress()
     res = config.resources()

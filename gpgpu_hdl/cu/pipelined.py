@@ -37,10 +37,12 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.formats import Format
+from ..isa.table import TABLE
 from .core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSignature,
                    MemRequest, TraceLayout, TrapCause, TrapLayout)
-from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit
-from .fast_alu import FastControl, FastDecode, fast_control
+from .dsp import check_style
+from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
+from .fast_alu import FAST_OPS, FastControl, FastDecode, fast_control
 from .grid import GridWalker, GroupLayout
 from .launcher import WaveLauncher
 from .lsu import BufferUnit, issue_control
@@ -52,13 +54,37 @@ from .sgpr_file import VCC, SgprFile
 from .vector_unit import VectorUnit
 from .vgpr_file import VgprFile
 
-__all__ = ["PIPELINED_UNITS", "PipelinedComputeUnit"]
+__all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 
 #: The execution paths the pipelined unit has so far (:class:`~.decode.XUnit`): the integer
 #: VALU only for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``; no FP, no LDS, no buffer
 #: memory, no lane access yet.
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
                    "BUF (loads and stores)")
+
+
+
+def runs(mnemonic: str) -> bool:
+    """Whether the pipelined unit runs instruction ``mnemonic`` (the others trap ILLEGAL)."""
+    try:
+        ctl = control(TABLE.by_mnemonic(mnemonic))
+    except KeyError:
+        return False
+    if ctl is None:
+        return False
+    unit, spec = ctl["unit"], ctl.get("spec", Spec.NOP)
+    if unit in (XUnit.SALU, XUnit.SMEM):
+        return True
+    if unit is XUnit.SPEC:
+        return spec not in (Spec.MOVRELS, Spec.MOVRELD)
+    if unit is XUnit.VALU:
+        return not ctl.get("fpu") and mnemonic in FAST_OPS
+    if unit is XUnit.VSPEC:
+        return spec in (Spec.V_MOV, Spec.NOP)
+    if unit is XUnit.BUF:
+        return ctl.get("mem") is not MemKind.ATOMIC
+    return False
+
 
 _VCC_LO, _M0, _EXEC_LO = 106, 124, 126
 _HW_REG_MODE = 1
@@ -87,12 +113,13 @@ class PipelinedComputeUnit(wiring.Component):
     """One compute unit as a pipeline (see the module's docstring).
 
     Parameters and members as :class:`~gpgpu_hdl.cu.core.ComputeUnit`; ``config.lanes`` must be
-    4, 8 or 16 (the vector unit's lanes). ``dsp`` and how the multipliers are built
-    (:data:`~.dsp.DSP_STYLES`).
+    4, 8 or 16 (the vector unit's lanes). ``dsp`` and ``ram``: how the multipliers and the
+    register files' block RAMs are built (:data:`~.dsp.DSP_STYLES`; ``"ecp5"`` instantiates
+    the primitives with their own registers).
     """
 
     def __init__(self, config: CuConfig | None = None, *, trace: bool = False,
-                 shared_grid: bool = False, dsp: str = "generic"):
+                 shared_grid: bool = False, dsp: str = "generic", ram: str = "generic"):
         self._config = config if config is not None else CuConfig(lanes=16)
         if self._config.lanes not in (4, 8, 16):
             raise ValueError(f"the pipelined unit has 4, 8 or 16 lanes, not "
@@ -100,7 +127,8 @@ class PipelinedComputeUnit(wiring.Component):
         self._plan = BuildPlan.of(self._config.profile, lds_bytes=self._config.lds_bytes)
         self._trace = trace
         self._shared_grid = shared_grid
-        self._dsp = dsp
+        self._dsp = check_style(dsp, "dsp")
+        self._ram = check_style(ram, "ram style")
         members = {
             "mem": Out(MemoryPortSignature()),
             "start": In(1),
@@ -159,9 +187,10 @@ class PipelinedComputeUnit(wiring.Component):
             return block
 
         m.submodules.decoder = dec = Decoder(profile=self._plan.profile)
-        m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=3)
+        m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=3, ram=self._ram)
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
-        vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources))
+        vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources,
+                                          ram=self._ram))
         m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
         m.submodules.salu_decode = sdec = ScalarDecode()
         m.submodules.valu_decode = fdec = FastDecode()
