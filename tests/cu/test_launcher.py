@@ -1,0 +1,117 @@
+"""The wave launcher against the dispatch ABI's Python model
+(:func:`gpgpu_hdl.dispatch.wave_start`): every wave's SGPRs, work-item ids and EXEC, for
+grids with partial workgroups at their edges, with wave slots freed at random."""
+
+import random
+
+import numpy as np
+import pytest
+
+from gpgpu_hdl.cu.core import DispatchLayout
+from gpgpu_hdl.cu.grid import GridWalker
+from gpgpu_hdl.cu.launcher import WaveLauncher
+from gpgpu_hdl.dispatch import Dispatch, dispatch_fields, wave_start, workgroups
+from gpgpu_hdl.isa.codeobj import CodeObject
+from gpgpu_hdl.toolchain import assemble_kernel
+
+from tests.simulation import simulate
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+
+
+def _header(**code_t):
+    code = assemble_kernel("s_endpgm", "k", **code_t)
+    return CodeObject.from_bytes(code).kernels[0].header
+
+
+@pytest.mark.parametrize("lanes, grid, local, code_t", [
+    (16, (100, 1, 1), (64, 1, 1), {}),
+    (4, (21, 7, 3), (8, 4, 2), {"enable_sgpr_workgroup_id_y": 1, "enable_sgpr_workgroup_id_z": 1,
+                                "enable_sgpr_workgroup_info": 1, "enable_vgpr_workitem_id": 2,
+                                "enable_sgpr_dispatch_ptr": 1, "user_sgpr_count": 4}),
+    (8, (130, 5, 1), (65, 2, 1), {"enable_vgpr_workitem_id": 1,
+                                  "enable_sgpr_grid_workgroup_count_x": 1,
+                                  "enable_sgpr_grid_workgroup_count_y": 1,
+                                  "user_sgpr_count": 4}),
+])
+def test_waves_start_as_the_abi_says(lanes, grid, local, code_t):
+    slots = 8
+    d = Dispatch(_header(**code_t), 0x10100, 0x20000, 0x30000, grid, local)
+    fields = dispatch_fields(d, 4, 3)
+    groups = {wg.id: wg for wg in workgroups(d)}
+    launcher = WaveLauncher(lanes=lanes, slots=slots, vgprs=8)
+    walker = GridWalker()
+    m = Module()
+    m.submodules.launcher, m.submodules.walker = launcher, walker
+    m.d.comb += [walker.group_counts.eq(launcher.dispatch.group_counts),
+                 walker.local.eq(launcher.dispatch.local)]
+    wiring.connect(m, walker.groups, launcher.groups)
+    rng = random.Random(lanes)
+    started = []
+
+    async def bench(ctx):
+        ctx.set(launcher.dispatch, DispatchLayout.const(fields))
+        ctx.set(walker.start, 1)
+        ctx.set(launcher.start, 1)
+        await ctx.tick()
+        ctx.set(walker.start, 0)
+        ctx.set(launcher.start, 0)
+        live = {}                 # slot -> (group context, cycles left)
+        group_waves = {}          # group context -> waves not ended
+        sgprs = {s: {} for s in range(slots)}
+        vgprs = {s: np.zeros((3, 64), np.uint32) for s in range(slots)}
+        for _ in range(20000):
+            ctx.set(launcher.free, sum(1 << s for s in range(slots) if s not in live))
+            ctx.set(launcher.sgpr.ready, rng.random() < 0.8)
+            ctx.set(launcher.vgpr.ready, rng.random() < 0.7)
+            ctx.set(launcher.wave.ready, 1)
+            # a wave ends now and then; its group context is released with its last wave
+            ending = [s for s, (g, left) in live.items() if left <= 0]
+            release = None
+            if ending:
+                s = ending[0]
+                g, _ = live.pop(s)
+                group_waves[g] -= 1
+                if group_waves[g] == 0:
+                    release = g
+            ctx.set(launcher.release.valid, release is not None)
+            ctx.set(launcher.release.payload, release or 0)
+            live = {s: (g, left - 1) for s, (g, left) in live.items()}
+            sg, vg, wv = launcher.sgpr, launcher.vgpr, launcher.wave
+            if ctx.get(sg.valid) and ctx.get(sg.ready):
+                p = ctx.get(sg.payload)
+                assert not p.wide
+                sgprs[p.slot][p.reg] = p.data & 0xFFFFFFFF
+            if ctx.get(vg.valid) and ctx.get(vg.ready):
+                p = ctx.get(vg.payload)
+                assert p.mask == (1 << lanes) - 1
+                for j in range(lanes):
+                    vgprs[p.slot][p.reg][p.pass_ * lanes + j] = p.data[j]
+            if ctx.get(wv.valid):
+                p = ctx.get(wv.payload)
+                assert p.slot not in live
+                if p.first:
+                    group_waves[p.group] = p.waves
+                live[p.slot] = (p.group, rng.randrange(40))
+                started.append((tuple(p.id), p.wave, p.exec, dict(sgprs[p.slot]),
+                                vgprs[p.slot].copy()))
+                sgprs[p.slot].clear()
+            done = ctx.get(walker.done) and not ctx.get(launcher.active) and not live
+            await ctx.tick()
+            if done:
+                break
+        else:
+            raise AssertionError("the launch did not end")
+
+    simulate(m, bench, clock=1e-8)
+    want = [(wg.id, w) for wg in groups.values() for w in range(wg.waves)]
+    assert sorted((s[0], s[1]) for s in started) == sorted(want)
+    nv = min(d.header.enable_vgpr_workitem_id, 2) + 1
+    for gid, wave, exec_mask, sg, vg in started:
+        ws = wave_start(d, groups[gid], wave)
+        assert exec_mask == ws.exec_mask
+        assert [sg.get(i) for i in range(len(ws.sgprs))] == list(ws.sgprs)
+        for r in range(nv):
+            on = [n for n in range(64) if exec_mask >> n & 1]
+            assert list(vg[r][on]) == list(ws.vgprs[r][on]), (gid, wave, r)
