@@ -12,6 +12,10 @@ The ``control`` connection injects faults. Each command is a JSON line, answered
 
 ``{"op": "drop", "to": "board" | "host", "nth": k}``
     the ``k``-th byte (1 = the next) that crosses the line that way is lost;
+``{"op": "framing_error", "nth": k}``
+    the ``k``-th byte (1 = the next) towards the board is sent with a low stop bit (the
+    testbench drives the ``rx`` pin for it, between the source's bytes), then a bit of idle
+    line;
 ``{"op": "stall", "seconds": s}``
     the board stops: simulated time stands still for ``s`` seconds of wall time (or, with
     ``null``, until ``{"op": "resume"}``); what the host sends meanwhile waits in the line;
@@ -126,7 +130,9 @@ async def serve(dut):
     control = _Control(int(p["control"]))
     counts = [0, 0]
     drops = {"board": set(), "host": set()}     # byte numbers to lose on the way
+    framing = set()                             # byte numbers towards the board, low stop bit
     faults = []
+    bit = Timer(bit_ns, unit="ns")
 
     def keep(direction: str, data: bytes, first: int) -> bytes:
         lost = drops[direction]
@@ -135,6 +141,35 @@ async def serve(dut):
         kept = bytes(b for i, b in enumerate(data, first) if i not in lost)
         lost.difference_update(range(first, first + len(data)))
         return kept
+
+    async def bad_stop(byte: int) -> None:
+        """``byte`` on the ``rx`` pin with its stop bit low, then the line idle (high) for
+        two bits: the receiver sees a framing error and waits for the line to go high."""
+        await source.wait()
+        for level in [0, *(byte >> k & 1 for k in range(8)), 0]:
+            dut.rx.value = level
+            await bit
+        dut.rx.value = 1
+        await bit
+        await bit
+
+    async def to_board(data: bytes, first: int) -> None:
+        """``data`` (byte numbers from ``first``) onto the ``rx`` pin through the source,
+        but the bytes to lose and the ones to send with a framing error."""
+        plain = bytearray()
+        for number, byte in enumerate(data, first):
+            if number in drops["board"]:
+                drops["board"].discard(number)
+            elif number in framing:
+                framing.discard(number)
+                if plain:                       # (an empty write would leave it never idle)
+                    source.write_nowait(bytes(plain))
+                    plain.clear()
+                await bad_stop(byte)
+            else:
+                plain.append(byte)
+        if plain:
+            source.write_nowait(bytes(plain))
 
     async def to_host():
         while True:
@@ -156,6 +191,9 @@ async def serve(dut):
             direction, nth = command["to"], int(command["nth"])
             base = counts[0] if direction == "board" else counts[1]
             drops[direction].add(base + nth)
+            return {"ns": get_sim_time("ns")}
+        if op == "framing_error":
+            framing.add(counts[0] + int(command["nth"]))
             return {"ns": get_sim_time("ns")}
         if op in ("resume", "time"):
             return {"ns": get_sim_time("ns")}
@@ -212,8 +250,7 @@ async def serve(dut):
             break                                       # the host closed the link
         first = counts[0] + 1
         counts[0] += len(data)
-        data = keep("board", data, first)
-        source.write_nowait(data)
+        await to_board(data, first)
     conn.close()
     control.sock.close()
     save_results({"ns": get_sim_time("ns"), "bytes": counts, "faults": faults})

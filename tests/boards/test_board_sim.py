@@ -4,10 +4,13 @@ SLIP, bridge and SoC, the ULX3S-85F's 256 KiB window and 15/30 MHz clocks) under
 serial line on a socket (:class:`boards.sim.SimulatedBoard`, cocotbext-uart's models on the
 pins). Suite kernels (integer, float, LDS and barriers) match the golden model; the line's
 faults end in a retry with nothing lost or in a one-line error within the link's time, never
-a hang: a corrupted request and a corrupted answer, a byte lost either way, a board that stalls
-for a while (retried) or for good (``LinkError``), the board reset while a kernel runs
-(``LaunchLost``, then the next launch runs), a launch over its time limit (aborted, then the
-next launch runs); a kernel outside the bitstream's profile is refused.
+a hang: a corrupted request and a corrupted answer, a byte lost either way, a byte with a low
+stop bit (a framing error), a board that stalls for a while (retried) or for good
+(``LinkError``), the board reset while a kernel runs (``LaunchLost``, then the next launch
+runs) or between launches (``BoardReset``, then the next launch runs), a launch over its time
+limit (aborted, then the next launch runs); a second host connects to the board cleanly and
+the first one notices; closing ends the simulation; a kernel outside the bitstream's profile
+is refused.
 
 Opt-in (``-m slow``): the first run builds the model (a unit trimmed for the kernels, a few
 minutes); each kernel then takes seconds, mostly moving memory at 4 bus cycles a bit."""
@@ -21,10 +24,10 @@ import numpy as np
 import pytest
 
 from boards.device import LaunchLost
-from boards.protocol import END, LinkError
+from boards.protocol import END, BoardReset, LinkError
 from gpgpu_hdl.config import ConfigError
 from gpgpu_hdl.runtime import Device
-from gpgpu_hdl.runtime.errors import RtlTrap
+from gpgpu_hdl.runtime.errors import BackendError, RtlTrap
 from gpgpu_hdl.soc.regmap import built_mnemonics
 from tests._suite import load_suite, mnemonics
 
@@ -41,16 +44,21 @@ def _case(name):
     return next(c for c in suite.CASES if c.name == name)
 
 
+def _config():
+    """The unit trimmed for :data:`KERNELS`."""
+    from trimmer.policy import trim_config
+    return trim_config([f"{suite.code_object(_case(n))}:{k}" for n in KERNELS
+                        for k in _case(n).kernels])
+
+
 @pytest.fixture(scope="module")
 def simulated():
     """``Device("board-sim")`` for a unit trimmed for :data:`KERNELS`, its simulated board
     (faults) and its link."""
-    from trimmer.policy import trim_config
-    config = trim_config([f"{suite.code_object(_case(n))}:{k}" for n in KERNELS
-                          for k in _case(n).kernels])
+    config = _config()
     dev = Device("board-sim", board="ulx3s-85f", profile=config)
     yield dev, dev.backend.simulated, dev.backend.link, config
-    dev.backend.close()
+    dev.close()
 
 
 def _fresh(link):
@@ -142,6 +150,27 @@ def test_a_byte_lost_on_the_line_is_retried(simulated, to, nth):
     assert link.resent - resent == 1 or nth == "END" and 1 <= link.resent - resent <= 3
 
 
+@pytest.mark.parametrize("nth", [700, "END"])
+def test_a_framing_error_on_the_line_is_retried(simulated, nth):
+    """A byte towards the board with its stop bit low: the board's UART drops it (and waits
+    for the line to go high), so its frame fails its CRC and the bridge answers ``BAD_CRC``
+    (a byte inside the first 1 KiB block: one resend), or, when it was the closing ``END``,
+    it goes as a lost ``END`` does (1 to 3 resends)."""
+    _, board, link, _ = simulated
+    dev = _fresh(link)
+    resent, bad_crc = link.resent, link.bad_crc
+    with _faulty(board, link):
+        if nth == "END":
+            board.to_board = _nth(1, lambda d: (board.framing_error(len(d)), d)[1])
+        else:
+            board.framing_error(nth)
+        _same(_case("vecadd"), dev)
+    if nth == "END":
+        assert 1 <= link.resent - resent <= 3
+    else:
+        assert link.resent - resent == 1 and link.bad_crc - bad_crc == 1
+
+
 def test_a_short_stall_is_retried(simulated):
     """The board stops for longer than the link's timeout, in the middle of a launch: the host
     asks again; the board, once running, answers the first copy, and the copies that waited in
@@ -207,16 +236,69 @@ def test_a_reset_while_a_kernel_runs_is_reported_and_the_next_launch_works(simul
     case = _case("matmul_int")
     statuses, undo = _on_status_poll(dev, 2, lambda: board.reset(64))
     try:
-        with pytest.raises(LaunchLost, match="was lost on ulx3s-85f .*was the board reset") \
-                as error:
+        with pytest.raises(LaunchLost, match="was lost on ulx3s-85f .*the board was reset or "
+                                             "reflashed during the launch") as error:
             suite.run_device(case, dev, case.inputs())
     finally:
         undo()
     assert "\n" not in str(error.value)
-    # the poll before the reset saw the kernel running, the one after saw it gone
-    assert len(statuses) == 2 and statuses[0] & busy and not statuses[0] & done
-    assert not statuses[1] & (busy | done)
+    # the poll before the reset saw the kernel running; the bridge refused the one after
+    # (NO_SESSION: its reset forgot the host's session)
+    assert len(statuses) == 1 and statuses[0] & busy and not statuses[0] & done
     _same(case, dev)
+
+
+def test_a_reset_between_launches_is_noticed_and_the_next_launch_works(simulated):
+    """The board is reset while the host does nothing: the next launch is refused before it
+    writes anything, in one line; the one after reconnects, finds the same bitstream and
+    runs."""
+    _, board, link, _ = simulated
+    dev = _fresh(link)
+    case = _case("vecadd")
+    _same(case, dev)
+    board.reset(64)
+    with pytest.raises(BoardReset) as error:
+        _same(case, dev)
+    assert str(error.value) == ("kernel vecadd was not started on ulx3s-85f at simulated "
+                                "ulx3s-85f: the board was reset or reflashed since this host "
+                                "connected; the next launch reconnects and checks the "
+                                "bitstream")
+    _same(case, dev)
+
+
+def test_a_new_host_connects_to_a_board_an_earlier_one_used(simulated):
+    """A second host (its own link, as a new process would have) opens a session with the
+    board the fixture's host has been using, and runs a kernel; the first host's next launch
+    is refused, in one line, and the one after reconnects and runs."""
+    from boards.link import HostLink
+    _, board, link, _ = simulated
+    first = _fresh(link)
+    case = _case("vecadd")
+    _same(case, first)
+    second = HostLink(board, timeout=link.timeout)
+    _same(case, _fresh(second))
+    assert second.session is not None and second.session != link.session
+    with pytest.raises(BoardReset, match="^kernel vecadd was not started on ulx3s-85f at "
+                                         "simulated ulx3s-85f: another host opened a session "
+                                         "with the board since this host connected; the next "
+                                         "launch reconnects"):
+        _same(case, first)
+    _same(case, first)
+
+
+def test_closing_the_simulated_board():
+    """``with Device("board-sim", ...)`` ends its simulation at the end of the block; closing
+    again is harmless, and the closed device refuses work in one line (a simulation of its
+    own, not the other tests')."""
+    with Device("board-sim", board="ulx3s-85f", profile=_config()) as dev:
+        assert dev.backend.info.memory_bytes == 1 << 18
+        simulated_board = dev.backend.simulated
+    assert not simulated_board._thread.is_alive()
+    dev.close()
+    with pytest.raises(BackendError, match="^the 'board-sim' device is closed: cannot load"):
+        dev.load(suite.code_object(_case("vecadd")))
+    with pytest.raises(LinkError, match="the link is closed"):
+        dev.backend.link.read_reg(0)
 
 
 def test_a_launch_over_its_time_limit_is_aborted_and_the_next_launch_works(simulated):
