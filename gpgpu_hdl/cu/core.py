@@ -24,7 +24,6 @@ in order by one response per request (read data; writes are acknowledged). A buf
 a locked read followed by the write of the new value.
 """
 
-import struct
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, fifo, memory, stream, wiring
@@ -32,12 +31,14 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
-from ..isa.decoder import INLINE_FLOATS, ScalarCode
-from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
-from ..isa.table import TABLE
+from ..isa.decoder import ScalarCode
+from ..isa.formats import VOP3B, Format
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
 from .fpu.unit import FpLaneUnit
 from .grid import GridWalker, GroupLayout
+from .launcher import sgpr_init_values
+from .operands import INLINE_F32, INLINE_F64_HI, operand_fields, vop3_modifiers
+from .operands import field as _field
 from .plan import BuildPlan
 from .salu import ScalarAlu
 from .valu import IntLaneAlu
@@ -53,11 +54,6 @@ _VCC_LO, _VCC_HI, _M0, _EXEC_LO, _EXEC_HI = (int(c) for c in (
 _VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
     ScalarCode.VCCZ, ScalarCode.EXECZ, ScalarCode.SCC, ScalarCode.LITERAL))
 _HW_REG_MODE = 1
-#: Bits of the inline float constants (operand codes 240..247): f32, and the high dword of f64.
-_INLINE_F32 = [struct.unpack("<I", struct.pack("<f", INLINE_FLOATS[c]))[0] for c in range(240, 248)]
-_INLINE_F64_HI = [struct.unpack("<Q", struct.pack("<d", INLINE_FLOATS[c]))[0] >> 32
-                  for c in range(240, 248)]
-_SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
 
 #: Buffer loads/stores one compute unit keeps in flight (answers not yet back).
 VMEM_QUEUE = 16
@@ -132,11 +128,6 @@ TraceLayout = _trace_layout()
 
 #: One dword a buffer load writes to a VGPR (the answer lands after the load has retired).
 LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lane": 6, "value": 32})
-
-
-def _field(fmt: Format | Encoding, name: str, word: Signal):
-    f = (fmt if isinstance(fmt, Encoding) else ENCODING_OF[fmt]).field(name)
-    return word[f.lo:f.hi + 1]
 
 
 class ComputeUnit(wiring.Component):
@@ -383,8 +374,8 @@ class ComputeUnit(wiring.Component):
                 m.d.comb += neg.eq(192 - code)
                 m.d.comb += value.eq(Mux(k == 0, neg, Mux(is64, 0xFFFFFFFF, 0)))
             with m.Elif((code >= 240) & (code <= 247)):
-                c32 = Array(Const(v, 32) for v in _INLINE_F32)[code - 240]
-                c64 = Array(Const(v, 32) for v in _INLINE_F64_HI)[code - 240]
+                c32 = Array(Const(v, 32) for v in INLINE_F32)[code - 240]
+                c64 = Array(Const(v, 32) for v in INLINE_F64_HI)[code - 240]
                 m.d.comb += value.eq(Mux(is64, Mux(k == 0, 0, c64), c32))
             with m.Elif(code == _VCCZ):
                 m.d.comb += value.eq(Mux(k == 0, vcc == 0, 0))
@@ -412,83 +403,16 @@ class ComputeUnit(wiring.Component):
 
         # --- decode field views --------------------------------------------------------
         w0 = ir[:32]
-        # 9-bit VOP source codes
-        vop_src0 = ir[0:9]
-        e32_vsrc1 = Cat(ir[9:17], Const(1, 1))      # VGPR: 256 + vsrc1
-        vop3_src0, vop3_src1, vop3_src2 = ir[32:41], ir[41:50], ir[50:59]
-        vop3_vdst = ir[0:8]
-        vop3_sdst = ir[8:15]
-        e32_vdst = ir[17:25]
         # input/output modifiers: vector ALU instructions honour abs/neg on every source and
         # clamp/omod on a float result; the sequencer's own vector moves (VSPEC) do not, so
-        # they trap when one is set. The VOP3b form has no abs/clamp: those bits hold its
-        # scalar destination.
-        vop3_mods = Signal()
-        mods_a = Cat(_field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
-        mods_b = Cat(_field(VOP3B, n, ir) for n in ("omod", "neg"))
-        m.d.comb += vop3_mods.eq(Mux(ctl.vop3b, mods_b != 0, mods_a != 0))
+        # they trap when one is set
+        vop3_mods = vop3_modifiers(m, ir, ctl)
 
-        src_code = Array(Signal(9, name=f"src_code{i}") for i in range(3))
-        vdst = Signal(9)
-        sdst = Signal(8)     # scalar destination code
-        with m.Switch(fmt):
-            for f, scode, sdcode in ((Format.SOP2, ("ssrc0", "ssrc1"), "sdst"),
-                                     (Format.SOPC, ("ssrc0", "ssrc1"), None),
-                                     (Format.SOP1, ("ssrc0",), "sdst"),
-                                     (Format.SOPK, ("sdst",), "sdst")):
-                with m.Case(FORMAT_TAG[f]):
-                    for i, name in enumerate(scode):
-                        m.d.comb += src_code[i].eq(_field(f, name, w0))
-                    if sdcode:
-                        m.d.comb += sdst.eq(_field(f, sdcode, w0))
-            with m.Case(FORMAT_TAG[Format.SMRD]):
-                m.d.comb += sdst.eq(_field(Format.SMRD, "sdst", w0))
-            with m.Case(FORMAT_TAG[Format.VOP1]):
-                m.d.comb += [src_code[0].eq(vop_src0), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
-            with m.Case(FORMAT_TAG[Format.VOP2]):
-                # the third source: VCC (carry, select), the literal K (v_madmk/madak_f32) or
-                # the old destination (v_mac_*)
-                m.d.comb += [src_code[0].eq(vop_src0), src_code[1].eq(e32_vsrc1),
-                             src_code[2].eq(Mux(ctl.lit_k, _LITERAL,
-                                                Mux(ctl.acc, Cat(e32_vdst, Const(1, 1)),
-                                                    _VCC_LO))),
-                             vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
-                with m.If(ctl.spec == Spec.V_READLANE):     # VSRC1 names the lane SGPR
-                    m.d.comb += src_code[1].eq(ir[9:17])
-            with m.Case(FORMAT_TAG[Format.VOPC]):
-                m.d.comb += [src_code[0].eq(vop_src0), src_code[1].eq(e32_vsrc1),
-                             sdst.eq(_VCC_LO)]
-            with m.Case(FORMAT_TAG[Format.VOP3]):
-                m.d.comb += [src_code[0].eq(vop3_src0), src_code[1].eq(vop3_src1),
-                             src_code[2].eq(Mux(ctl.acc, Cat(vop3_vdst, Const(1, 1)),
-                                                vop3_src2)),
-                             vdst.eq(vop3_vdst),
-                             sdst.eq(Mux(ctl.vopc, vop3_vdst, vop3_sdst))]
-                # VOP3 of v_readlane/readfirstlane: the scalar destination is VDST
-                with m.If(ctl.unit == XUnit.VSPEC):
-                    m.d.comb += sdst.eq(vop3_vdst)
-        with m.If(ctl.rd_dst):
-            m.d.comb += src_code[1].eq(sdst)
-        # e32 carry/select: VCC; e64: src2 (the SGPR pair)
-        cin_code = Signal(9)
-        m.d.comb += cin_code.eq(Mux(ctl.e64, src_code[2], _VCC_LO))
-        # vop3b / VOPC lane-mask destination
-        mask_dst = Signal(8)
-        m.d.comb += mask_dst.eq(Mux(ctl.e64, Mux(ctl.vopc, vop3_vdst, vop3_sdst), _VCC_LO))
-
-        # literal present?
-        has_lit = Signal()
-        with m.Switch(fmt):
-            with m.Case(FORMAT_TAG[Format.SOP2], FORMAT_TAG[Format.SOPC]):
-                m.d.comb += has_lit.eq((w0[0:8] == _LITERAL) | (w0[8:16] == _LITERAL))
-            with m.Case(FORMAT_TAG[Format.SOP1]):
-                m.d.comb += has_lit.eq(w0[0:8] == _LITERAL)
-            with m.Case(FORMAT_TAG[Format.VOP1], FORMAT_TAG[Format.VOP2],
-                        FORMAT_TAG[Format.VOPC]):
-                m.d.comb += has_lit.eq((vop_src0 == _LITERAL) | ctl.lit_k)
-        is_setreg_imm = Signal()
-        m.d.comb += is_setreg_imm.eq((fmt == FORMAT_TAG[Format.SOPK]) &
-                                     (_field(Format.SOPK, "op", w0) == _SETREG_IMM32))
+        fields = operand_fields(m, ir, fmt, ctl)
+        src_code = Array(fields.src)
+        vdst, sdst = fields.vdst, fields.sdst
+        cin_code, mask_dst = fields.cin, fields.mask_dst
+        has_lit, is_setreg_imm = fields.has_lit, fields.setreg_imm
 
         # --- dispatcher state ------------------------------------------------------------
         if self._shared_grid:
@@ -541,32 +465,9 @@ class ComputeUnit(wiring.Component):
         m.d.comb += fits.eq(free_grp_ok & (free_slots >= o_waves))
 
         # SGPR init values, in the fixed order of the header's slots
-        init_values = []     # (enable, value) per dword
-        scratch_on = Signal()
-        m.d.comb += scratch_on.eq((d.private_segment_size != 0) & (d.scratch_address != 0))
-        dw3 = Signal(32)
-        m.d.comb += dw3.eq((1 << 15) | (d.private_element_size << 19) | (3 << 21) | (1 << 23))
-        user_values = {
-            "private_segment_buffer": [d.scratch_address, Const(1 << 31, 32), Const(0xFFFFFFFF, 32),
-                                       dw3],
-            "dispatch_ptr": [d.packet_address, 0], "queue_ptr": [0, 0],
-            "kernarg_segment_ptr": [d.kernarg_address, 0], "dispatch_id": [0, 0],
-            "flat_scratch_init": [0, 0], "private_segment_size": [d.private_segment_size],
-            "grid_workgroup_count_x": [d.group_counts[0]],
-            "grid_workgroup_count_y": [d.group_counts[1]],
-            "grid_workgroup_count_z": [d.group_counts[2]],
-        }
-        for i, (name, count) in enumerate(USER_SGPR_SLOTS):
-            for k in range(count):
-                v = user_values[name][k]
-                if name == "private_segment_buffer":
-                    v = Mux(scratch_on, v, 0)
-                init_values.append((d.user_enables[i], v, False))
-        system_values = {"workgroup_id_x": gx, "workgroup_id_y": gy, "workgroup_id_z": gz,
-                         "workgroup_info": nwaves,
-                         "private_segment_wave_byte_offset": launch_wave * d.scratch_wave_bytes}
-        for i, (name, _) in enumerate(SYSTEM_SGPR_SLOTS):
-            init_values.append((d.system_enables[i], system_values[name], i == 0))
+        prep, init_values = sgpr_init_values(d, group_id=(gx, gy, gz), nwaves=nwaves,
+                                             wave=launch_wave)
+        m.d.comb += prep
         n_init = len(init_values)
 
         # --- scheduler: rotating priority among ready waves ---------------------------------

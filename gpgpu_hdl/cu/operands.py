@@ -12,9 +12,10 @@ from amaranth.hdl import Array, Cat, Const, Mux, Signal
 from ..isa.decoder import INLINE_FLOATS, ScalarCode
 from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
-from .decode import FORMAT_TAG, XUnit
+from .decode import FORMAT_TAG, Spec, XUnit
 
-__all__ = ["field", "operand_fields", "scalar_value", "INLINE_F32", "INLINE_F64_HI"]
+__all__ = ["field", "operand_fields", "vop3_modifiers", "scalar_value", "INLINE_F32",
+           "INLINE_F64_HI", "SETREG_IMM32"]
 
 _VCC_LO, _M0, _EXEC_LO = int(ScalarCode.VCC_LO), int(ScalarCode.M0), int(ScalarCode.EXEC_LO)
 _VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
@@ -23,7 +24,7 @@ _VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
 INLINE_F32 = [struct.unpack("<I", struct.pack("<f", INLINE_FLOATS[c]))[0] for c in range(240, 248)]
 INLINE_F64_HI = [struct.unpack("<Q", struct.pack("<d", INLINE_FLOATS[c]))[0] >> 32
                  for c in range(240, 248)]
-_SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
+SETREG_IMM32 = next(i.opcode for i in TABLE if i.mnemonic == "s_setreg_imm32_b32")
 
 
 def field(fmt: Format | Encoding, name: str, word):
@@ -41,12 +42,13 @@ def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
     * ``vdst`` (8 bits), ``sdst`` (a scalar destination code), ``cin`` (the carry/select
       mask's code: VCC, or src2 of a VOP3 form), ``mask_dst`` (where a lane mask goes: VCC,
       or the VOP3 SDST);
-    * ``has_lit``: a literal dword follows; ``size8``-relevant ``setreg_imm``;
-    * ``mods``: a VOP3 form sets an input or output modifier.
+    * ``has_lit``: a literal dword follows; ``setreg_imm``: ``s_setreg_imm32_b32`` (its
+      immediate is a literal dword too).
     """
     w0 = ir[:32]
     src = [Signal(9, name=f"{name}src_code{i}") for i in range(3)]
-    vdst, sdst = Signal(8, name=f"{name}vdst"), Signal(8, name=f"{name}sdst")
+    vdst = Signal(9, name=f"{name}vdst")
+    sdst = Signal(8, name=f"{name}sdst")     # scalar destination code
     vop_src0 = ir[0:9]
     e32_vsrc1 = Cat(ir[9:17], Const(1, 1))
     vop3_src0, vop3_src1, vop3_src2 = ir[32:41], ir[41:50], ir[50:59]
@@ -67,10 +69,14 @@ def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
         with m.Case(FORMAT_TAG[Format.VOP1]):
             m.d.comb += [src[0].eq(vop_src0), vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
         with m.Case(FORMAT_TAG[Format.VOP2]):
+            # the third source: VCC (carry, select), the literal K (v_madmk/madak_f32) or the
+            # old destination (v_mac_*)
             m.d.comb += [src[0].eq(vop_src0), src[1].eq(e32_vsrc1),
                          src[2].eq(Mux(ctl.lit_k, _LITERAL,
                                        Mux(ctl.acc, Cat(e32_vdst, Const(1, 1)), _VCC_LO))),
                          vdst.eq(e32_vdst), sdst.eq(ir[17:24])]
+            with m.If(ctl.spec == Spec.V_READLANE):     # VSRC1 names the lane SGPR
+                m.d.comb += src[1].eq(ir[9:17])
         with m.Case(FORMAT_TAG[Format.VOPC]):
             m.d.comb += [src[0].eq(vop_src0), src[1].eq(e32_vsrc1), sdst.eq(_VCC_LO)]
         with m.Case(FORMAT_TAG[Format.VOP3]):
@@ -78,12 +84,15 @@ def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
                          src[2].eq(Mux(ctl.acc, Cat(vop3_vdst, Const(1, 1)), vop3_src2)),
                          vdst.eq(vop3_vdst),
                          sdst.eq(Mux(ctl.vopc, vop3_vdst, vop3_sdst))]
+            # VOP3 of v_readlane/readfirstlane: the scalar destination is VDST
             with m.If(ctl.unit == XUnit.VSPEC):
                 m.d.comb += sdst.eq(vop3_vdst)
     with m.If(ctl.rd_dst):
         m.d.comb += src[1].eq(sdst)
+    # e32 carry/select: VCC; e64: src2 (the SGPR pair)
     cin = Signal(9, name=f"{name}cin_code")
     m.d.comb += cin.eq(Mux(ctl.e64, src[2], _VCC_LO))
+    # vop3b / VOPC lane-mask destination
     mask_dst = Signal(8, name=f"{name}mask_dst")
     m.d.comb += mask_dst.eq(Mux(ctl.e64, Mux(ctl.vopc, vop3_vdst, vop3_sdst), _VCC_LO))
 
@@ -96,16 +105,22 @@ def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
         with m.Case(FORMAT_TAG[Format.VOP1], FORMAT_TAG[Format.VOP2],
                     FORMAT_TAG[Format.VOPC]):
             m.d.comb += has_lit.eq((vop_src0 == _LITERAL) | ctl.lit_k)
-    setreg_imm = Signal(name=f"{name}setreg_imm")
+    setreg_imm = Signal(name=f"{name}is_setreg_imm")
     m.d.comb += setreg_imm.eq((fmt == FORMAT_TAG[Format.SOPK]) &
-                              (field(Format.SOPK, "op", w0) == _SETREG_IMM32))
+                              (field(Format.SOPK, "op", w0) == SETREG_IMM32))
+    return SimpleNamespace(src=src, vdst=vdst, sdst=sdst, cin=cin, mask_dst=mask_dst,
+                           has_lit=has_lit, setreg_imm=setreg_imm)
+
+
+def vop3_modifiers(m, ir, ctl, *, name: str = ""):
+    """1 when the VOP3 fields of ``ir`` set an input or output modifier (abs, clamp, omod,
+    neg; the VOP3b form has no abs and no clamp: those bits hold its scalar destination).
+    Meaningful for a VOP3 instruction only."""
     mods = Signal(name=f"{name}vop3_mods")
     mods_a = Cat(field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
     mods_b = Cat(field(VOP3B, n, ir) for n in ("omod", "neg"))
-    m.d.comb += mods.eq((fmt == FORMAT_TAG[Format.VOP3]) &
-                        Mux(ctl.vop3b, mods_b != 0, mods_a != 0))
-    return SimpleNamespace(src=src, vdst=vdst, sdst=sdst, cin=cin, mask_dst=mask_dst,
-                           has_lit=has_lit, setreg_imm=setreg_imm, mods=mods)
+    m.d.comb += mods.eq(Mux(ctl.vop3b, mods_b != 0, mods_a != 0))
+    return mods
 
 
 def scalar_value(m, code, *, wide, isf, sgpr, literal, exec_, m0, scc, name: str = ""):

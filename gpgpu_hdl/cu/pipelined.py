@@ -46,7 +46,7 @@ from .fast_alu import FAST_OPS, FastControl, FastDecode, fast_control
 from .grid import GridWalker, GroupLayout
 from .launcher import WaveLauncher
 from .lsu import BufferUnit, issue_control
-from .operands import field, operand_fields, scalar_value
+from .operands import field, operand_fields, scalar_value, vop3_modifiers
 from .plan import BuildPlan
 from .scalar_alu import LATENCY as SALU_LATENCY
 from .scalar_alu import PipelinedScalarAlu, ScalarDecode
@@ -436,7 +436,8 @@ class PipelinedComputeUnit(wiring.Component):
         fmt3 = i3.fmt
         simm16 = i3.inst[0:16]
         illegal = Signal()
-        m.d.comb += illegal.eq(~ctl.legal | ops.mods)
+        mods = vop3_modifiers(m, i3.inst, ctl)
+        m.d.comb += illegal.eq(~ctl.legal | ((fmt3 == FORMAT_TAG[Format.VOP3]) & mods))
 
         # completions that retire with no further work (control operations)
         spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
