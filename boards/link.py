@@ -82,8 +82,15 @@ class HostLink:
         self._seq = secrets.randbelow(256)
         self.session = None
         mine = struct.pack("<I", session)
-        self.request(Command.HELLO, mine,
-                     accept=lambda a: a.status != Status.OK or a.data == mine)
+        try:
+            self.request(Command.HELLO, mine,
+                         accept=lambda a: a.status != Status.OK or a.data == mine)
+        except LinkError as exc:
+            if getattr(exc, "status", None) != Status.BAD_COMMAND:
+                raise
+            raise LinkError(f"{self.transport.name}: the board does not know HELLO: its "
+                            f"bitstream speaks an older host link (version 1): rebuild "
+                            f"it") from None
         self.session, self.lost = session, None
         return session
 
@@ -149,8 +156,10 @@ class HostLink:
                 self._lose(f"the board was reset or reflashed since this host connected "
                            f"(it refused {name}: NO_SESSION)")
             if answer.status != Status.OK:
-                raise LinkError(f"{self.transport.name}: {name} refused by the board: "
-                                f"{_name(Status, answer.status, 'status')}")
+                refused = LinkError(f"{self.transport.name}: {name} refused by the board: "
+                                    f"{_name(Status, answer.status, 'status')}")
+                refused.status = answer.status
+                raise refused
             return answer.data
         raise LinkError(f"{self.transport.name}: {problem} to {name} after "
                         f"{self.retries + 1} tries of {self.timeout:g} s: is the board "

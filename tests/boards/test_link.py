@@ -12,7 +12,7 @@ import pytest
 from boards.bridge_model import BridgeModel, ModelTransport, Registers
 from boards.link import HostLink
 from boards.protocol import (END, MAX_WORDS, VERSION, Answer, BoardReset, Command, LinkError,
-                             Status, slip_encode)
+                             Request, Status, slip_encode)
 
 DOORBELL = 0x10
 
@@ -240,3 +240,20 @@ def test_a_closed_link_refuses_requests():
     assert closed == [1]
     with pytest.raises(LinkError, match="^bridge model: the link is closed$"):
         link.read_reg(0x0)
+
+
+def test_a_bitstream_of_the_first_protocol_is_named():
+    """A bridge of protocol version 1 answers HELLO BAD_COMMAND: the host says what that
+    means instead of refusing its first register read."""
+    class Version1(BridgeModel):
+        def _answer(self, payload):
+            request = Request.unpack(payload)
+            if request.command == Command.HELLO:
+                return Answer(request.seq, Status.BAD_COMMAND)
+            return super()._answer(payload)
+    bridge = Version1(Registers({0x0: 1}), 1024)
+    link = HostLink(ModelTransport(bridge), timeout=0.02)
+    with pytest.raises(LinkError) as exc:
+        link.read_reg(0x0)
+    assert str(exc.value) == ("bridge model: the board does not know HELLO: its bitstream "
+                              "speaks an older host link (version 1): rebuild it")
