@@ -69,7 +69,11 @@ def parse_config(items: typing.Iterable[str]) -> CuConfig:
         if name not in names:
             raise TrimError(f"--config {item}: the configuration has no field {name!r}; "
                             f"fields are {', '.join(names)}")
-        if hints[name] is int:
+        if hints[name] is bool:
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise TrimError(f"--config {item}: {name} takes true or false, not {text!r}")
+            values[name] = text.lower() in ("true", "1", "yes")
+        elif hints[name] is int:
             try:
                 values[name] = int(text, 0)
             except ValueError:
@@ -213,7 +217,8 @@ def _tree(h: Hierarchy) -> str:
                                info.instances.items()) + ")"
 
     items: list[list] = []                    # [first, last, subtree]
-    for inst, module in h.modules[h.top].instances.items():
+    top = sorted(h.modules[h.top].instances.items(), key=lambda im: _natural(im[0]))
+    for inst, module in top:                  # valu2 before valu10
         text = sub(module)
         if items and items[-1][2] == text and _follows(items[-1][1], inst):
             items[-1][1] = inst
@@ -321,10 +326,13 @@ def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
                    f"Parts: {', '.join(PARTS)}.")
 @click.option("--drop", multiple=True, metavar="PART",
               help="Drop this part although kernels need it; their instructions then trap "
-                   "(repeatable). With --full: drop it from the full unit.")
+                   "(repeatable; the report says so). With --full: drop it from the full "
+                   "unit, e.g. --drop fp_add --drop fp_mul --drop fp_fma --drop fp_cmp "
+                   "--drop fp_cvt --drop fp_trans for an integer-only unit.")
 @click.option("--full", is_flag=True,
               help="Write the untrimmed unit of the base configuration to -o instead (less "
-                   "the --drop parts). Needs no kernels.")
+                   "the --drop parts). Needs no kernels: trim --full --config lanes=16 "
+                   "--drop fp_add ... -o int16.v.")
 @click.option("--config", "overrides", multiple=True, metavar="NAME=VALUE",
               help="Base configuration (what is trimmed; fields of CuConfig), e.g. "
                    "--config lanes=4 --config wave_slots=2, or --config lanes=4,wave_slots=2.")
@@ -391,6 +399,12 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     unit = "base" if full else "trimmed"
     units = [u for u in ("trimmed", "base") if u == unit or area] if output or area else []
     whole = full_unit(t.base, drop=drop) if full else None     # --full writes it as "base"
+    if whole is not None:
+        data["full_unit"] = whole.to_dict()
+        if whole.drop:
+            out.print(f"--full: the full unit less {', '.join(whole.drop)} (dropped on "
+                      f"request): {len(whole.plan.profile)} of {len(whole.base_plan.profile)} "
+                      "instructions, the rest trap as illegal")
     configs = {"trimmed": (t.config, t.plan),
                "base": (whole.config, whole.plan) if whole else (t.base, t.base_plan)}
     texts: dict[str, str] = {}
@@ -447,14 +461,22 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
     for d in f.decisions:
         parts.add_row(d.part, "kept" if d.kept else "dropped", d.reason)
     out.print(parts)
-    res = f.config.resources()
-    out.print(f"Full unit: {len(f.plan.profile)} instructions "
-              f"({len(decode_entries(f.plan.profile))} decoder entries), block RAM about "
-              f"{res.ebr} EBR (VGPRs {res.vgpr_ebr}, SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, "
-              f"instructions {res.imem_ebr})")
+    res, base_res = f.config.resources(), f.base.resources()
+    entries = len(decode_entries(f.plan.profile))
+    if f.drop:
+        base_entries = len(decode_entries(f.base_plan.profile))
+        out.print(f"Full unit less {', '.join(f.drop)} (dropped on request): "
+                  f"{len(f.plan.profile)} of {len(f.base_plan.profile)} instructions, "
+                  f"{entries} of {base_entries} decoder entries (VOP3 forms counted apart); "
+                  f"the {len(f.dropped)} dropped instructions trap as illegal")
+    else:
+        out.print(f"Full unit: {len(f.plan.profile)} instructions ({entries} decoder entries)")
+    than_base = f" (base unit {base_res.ebr})" if f.drop else ""
+    out.print(f"Block RAM about {res.ebr} EBR{than_base}: VGPRs {res.vgpr_ebr}, "
+              f"SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}")
     data: dict = {"version": __version__, "files": [], "kernels": [], "keep": [],
-                  "drop": [d.part for d in f.decisions if d.reason == "dropped by --drop"],
-                  "full": True, "profile": None, "trim": None,
+                  "drop": list(f.drop), "full": True, "profile": None, "trim": None,
+                  "full_unit": f.to_dict(),
                   "parts": {d.part: {"kept": d.kept, "reason": d.reason} for d in f.decisions},
                   "resources": {"base": _resources(f.base), "full": _resources(f.config)},
                   "output": None, "audit": None, "area": None}

@@ -25,8 +25,8 @@ from gpgpu_hdl.errors import GpgpuError
 
 from .profile import Profile
 
-__all__ = ["TrimError", "Decision", "Trim", "Full", "part_members", "trim", "full_unit",
-           "trim_config"]
+__all__ = ["TrimError", "Decision", "Trim", "Full", "DROPPED", "part_members", "trim",
+           "full_unit", "trim_config"]
 
 
 class TrimError(GpgpuError):
@@ -93,6 +93,10 @@ class Trim:
             "decode_entries": {"base": len(self.base_plan.profile),
                                "trimmed": len(self.plan.profile)},
         }
+
+
+#: The reason of a part dropped by ``--drop`` (the user's request, not the kernels' need).
+DROPPED = "dropped on request (--drop)"
 
 
 def _pow2_at_least(n: int, low: int) -> int:
@@ -215,7 +219,8 @@ def trim(profile: Profile, base: CuConfig | None = None, *, keep: Iterable[str] 
         if part in keep:
             reason = "kept by --keep"
         elif part in drop:
-            reason = "dropped by --drop"
+            needed = sorted(part_members(part) & set(used))
+            reason = DROPPED + (f"; the kernels' {_names(needed)} will trap" if needed else "")
         elif users:
             reason = f"needed by {_names(users)}"
         elif part not in base_plan.users:
@@ -236,11 +241,14 @@ class Full:
     base : CuConfig
         The base configuration.
     config : CuConfig
-        ``base`` without the dropped parts' instructions (they trap); the LDS goes with the
-        ``lds`` part and the multiplier shifter becomes a barrel shifter with the multiplier,
-        as in :func:`trim`.
-    plan : BuildPlan
-        What ``config`` builds.
+        ``base`` without the dropped parts' instructions (they trap); with parts dropped, its
+        profile is the implemented instructions that remain. The LDS goes with the ``lds``
+        part and the multiplier shifter becomes a barrel shifter with the multiplier, as in
+        :func:`trim`.
+    plan, base_plan : BuildPlan
+        What ``config`` and ``base`` build.
+    drop : tuple of str
+        The parts dropped on request, in the order given, without repeats.
     decisions : tuple of Decision
         Per part of :data:`PARTS`: kept or dropped, and why.
     """
@@ -248,7 +256,27 @@ class Full:
     base: CuConfig
     config: CuConfig
     plan: BuildPlan
+    base_plan: BuildPlan
+    drop: tuple[str, ...]
     decisions: tuple[Decision, ...]
+
+    @property
+    def dropped(self) -> frozenset[str]:
+        """The implemented instructions of the base unit that this one decodes as illegal."""
+        return self.base_plan.profile - self.plan.profile
+
+    def to_dict(self) -> dict:
+        return {
+            "base": dataclasses.asdict(self.base) | {"profile": "full"},
+            "config": dataclasses.asdict(self.config) | {
+                "profile": sorted(self.plan.profile)},
+            "drop": list(self.drop),
+            "parts": [{"part": d.part, "kept": d.kept, "reason": d.reason}
+                      for d in self.decisions],
+            "dropped_instructions": sorted(self.dropped),
+            "decode_entries": {"base": len(self.base_plan.profile),
+                               "full": len(self.plan.profile)},
+        }
 
 
 def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full:
@@ -262,6 +290,8 @@ def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full
     base = base if base is not None else CuConfig()
     drop = tuple(dict.fromkeys(drop))
     wanted = set(base.profile)
+    if drop:                                      # what the unit decodes; the rest traps anyway
+        wanted &= SUPPORTED_MNEMONICS
     for part in drop:
         wanted -= part_members(part)              # validates the name
     lds = base.lds_bytes if wanted & LDS_MNEMONICS else 0
@@ -269,12 +299,13 @@ def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full
     if drop and "multiplier" not in BuildPlan.of(frozenset(wanted), lds_bytes=lds).users:
         shifter = "barrel"
     config, plan, base_plan = _configure(
-        base, f"the unit without {', '.join(drop)}", profile=frozenset(wanted) if drop
-        else base.profile, lds_bytes=lds, shifter=shifter)
+        base, f"the unit without {', '.join(drop)}",
+        profile=frozenset(wanted) if drop else base.profile,
+        lds_bytes=lds, shifter=shifter)
     decisions = []
     for part in PARTS:
         if part in drop:
-            reason = "dropped by --drop"
+            reason = DROPPED
         elif part in plan.users:
             reason = "kept: the full unit"
         elif part in base_plan.users:
@@ -282,7 +313,7 @@ def full_unit(base: CuConfig | None = None, *, drop: Iterable[str] = ()) -> Full
         else:
             reason = "not in the base unit"
         decisions.append(Decision(part, part in plan.users, reason))
-    return Full(base, config, plan, tuple(decisions))
+    return Full(base, config, plan, base_plan, drop, tuple(decisions))
 
 
 def trim_config(entries: str | Path | Iterable[str | Path],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,13 +22,14 @@ from amaranth.hdl import Fragment, MemoryInstance, Shape
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import ComputeUnit
+from gpgpu_hdl.cu.decode import SUPPORTED_MNEMONICS
 from gpgpu_hdl.cu.plan import PARTS, BuildPlan
 from gpgpu_hdl.cu.valu import IntLaneAlu
 from gpgpu_hdl.isa.table import TABLE, Unit
 from trimmer.audit import AuditError, audit, lane_units, parse_verilog
 from trimmer.cli import main, parse_config
 from trimmer.emit import emit_verilog
-from trimmer.policy import TrimError, part_members, trim
+from trimmer.policy import DROPPED, TrimError, full_unit, part_members, trim
 from trimmer.profile import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,11 +151,17 @@ def test_keep_and_drop():
     t = trim(p, SMALL, keep=["multiplier"], drop=["shifter"])
     why = {d.part: (d.kept, d.reason) for d in t.decisions}
     assert why["multiplier"] == (True, "kept by --keep")
-    assert why["shifter"] == (False, "dropped by --drop")
+    needed = sorted(part_members("shifter") & set(p.mnemonics))
+    assert why["shifter"] == (False, f"{DROPPED}; the kernels' {', '.join(needed)} will trap")
     assert not part_members("shifter") & t.config.profile
     assert part_members("multiplier") <= t.config.profile
     with pytest.raises(TrimError, match="unknown part"):
         trim(p, SMALL, keep=["fpu"])
+
+
+def test_drop_of_a_part_no_kernel_needs_names_no_instruction():
+    t = trim(profile_of("vecadd"), SMALL, drop=["funnel"])
+    assert {d.part: d.reason for d in t.decisions}["funnel"] == DROPPED
 
 
 # --- emission and audit -----------------------------------------------------------------------
@@ -379,7 +387,61 @@ def test_trim_full_without_kernels_drops_whole_parts(tmp_path, trim_in_process):
     hierarchy = parse_verilog(text)
     assert not [path for path, _ in hierarchy.walk() if "fpu" in path or "fp_" in path]
     assert not fpu & set(kept) and len(kept) > 300
-    assert "dropped by --drop" in stdout and "Audit of the full unit" in stdout
+    assert DROPPED in stdout and "Audit of the full unit" in stdout
+    assert data["full_unit"]["config"]["profile"] == sorted(kept)
+    implemented = BuildPlan.of(SMALL.profile, lds_bytes=SMALL.lds_bytes).profile
+    assert f"{len(kept)} of {len(implemented)} instructions" in stdout
+
+
+INT16 = ("--full", "--config", "lanes=16", *(a for p in FP_PARTS for a in ("--drop", p)))
+
+
+def test_int16_unit_of_the_issue_decodes_every_integer_instruction_and_no_fp(
+        tmp_path, trim_in_process):
+    """The command of the issue (``trim --full --config lanes=16 --drop fp_add ...``), without
+    ``-o`` (elaborating 16 lanes takes a minute): its profile, checked against the instruction
+    table, has no FP32 instruction and every implemented instruction of the other units; the
+    report says the FP parts were dropped on request."""
+    report = tmp_path / "r.json"
+    code, stdout, err = trim_in_process(*INT16, "--report", str(report))
+    assert code == 0, err
+    full = json.loads(report.read_text())["full_unit"]
+    assert full["base"]["lanes"] == full["config"]["lanes"] == 16
+    profile = set(full["config"]["profile"])
+    fp = {i.mnemonic for i in TABLE if i.unit in (Unit.FPU, Unit.FPU64)}
+    integer = {i.mnemonic for i in TABLE if i.unit not in (Unit.FPU, Unit.FPU64)}
+    assert fp & SUPPORTED_MNEMONICS                   # the table's FP32 unit is built...
+    assert not profile & fp                           # ...and all of it is dropped
+    assert profile == integer & SUPPORTED_MNEMONICS
+    assert set(full["dropped_instructions"]) == fp & SUPPORTED_MNEMONICS
+    assert full["drop"] == list(FP_PARTS)
+    reasons = {d["part"]: d["reason"] for d in full["parts"]}
+    for part in PARTS:
+        assert (reasons[part] == DROPPED) is (part in FP_PARTS), part
+    for part in FP_PARTS:
+        assert re.search(rf"^{part}\s+dropped\s+{re.escape(DROPPED)}", stdout, re.M), part
+    assert "no area measured" in stdout and list(tmp_path.iterdir()) == [report]
+
+
+def test_full_without_lds_has_no_lds_to_size():
+    """Dropping ``lds`` from the full unit takes the LDS's block RAM with it (the
+    unimplemented DS instructions of the base profile do not keep it)."""
+    f = full_unit(SMALL, drop=["lds"])
+    assert f.config.lds_bytes == 0 and not f.config.profile & DS - SUPPORTED_MNEMONICS
+    assert f.config.resources().lds_ebr == 0 < SMALL.resources().lds_ebr
+    assert {d.part: d.kept for d in f.decisions}["lds_atomics"] is False
+
+
+def test_full_leaves_nothing_when_the_audit_fails(tmp_path, trim_in_process, monkeypatch):
+    """An error after the slow work (here the audit of Verilog that does not parse) leaves
+    neither -o nor --report, nor a temporary file."""
+    monkeypatch.setattr("trimmer.cli.emit_verilog", lambda config: "module broken(;\n")
+    code, _, err = trim_in_process(*SMALL_ARGS, "--full", "--drop", "fp_trans", "-o",
+                                   str(tmp_path / "cu.v"), "--report", str(tmp_path / "r.json"))
+    lines = err.strip().splitlines()               # the status lines of the steps, the error
+    assert code == 1 and lines[-1].startswith("trim: error: the Verilog does not parse"), err
+    assert not [line for line in lines[:-1] if "error" in line or "Traceback" in line]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_trim_full_with_kernels_writes_the_full_unit_less_the_drops(tmp_path, trim_in_process):
@@ -451,6 +513,11 @@ FULL_REQUESTS = {
     "lds bytes with full": (("--full", "--lds-bytes", "512"), "--lds-bytes is about kernels"),
     "kernel with full": (("--full", "--kernel", "vecadd"), "--kernel is about kernels"),
     "unknown part with full": (("--full", "--drop", "fpu"), "parts are salu"),
+    "bogus part with full": (("--full", "--drop", "bogus"),
+                             "unknown part 'bogus'; parts are " + ", ".join(PARTS)),
+    "bad lanes with full": (("--full", "--config", "lanes=17"), "lanes must be one of"),
+    "lanes not a number with full": (("--full", "--config", "lanes=sixteen"),
+                                     "lanes takes an integer"),
 }
 
 
