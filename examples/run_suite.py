@@ -45,15 +45,22 @@ def _verdict(case: suite.Case, ref: dict, got: dict) -> tuple[bool, str]:
     return True, "PASS" + (f" (max {worst} ulp)" if worst is not None else "")
 
 
-def _make_device(backend: str, show_traceback: bool, check_bounds: bool = False):
+def _make_device(backend: str, show_traceback: bool, check_bounds: bool = False,
+                 config: list[str] | None = None):
     if backend == "pocl":
         if check_bounds:
             raise GpgpuError("--check-bounds checks the emulator's accesses (--backend emu)")
         return None
+    options = {"check_bounds": True} if check_bounds else {}
+    if config:
+        if backend != "verilator":
+            raise GpgpuError("--config configures the compute unit (--backend verilator)")
+        from trimmer.cli import parse_config
+        options["config"] = parse_config(config)
     try:
         from gpgpu_hdl.runtime import Device
 
-        return Device(backend, **({"check_bounds": True} if check_bounds else {}))
+        return Device(backend, **options)
     except GpgpuError:
         raise
     except Exception as exc:            # the runtime is missing or broken: one line, no trace
@@ -101,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-bounds", action="store_true",
                         help="emulator: stop a kernel that reads or writes outside its buffers "
                              "(Device('emu', check_bounds=True))")
+    parser.add_argument("--config", nargs="+", metavar="NAME=VALUE", default=[],
+                        help="the compute unit of --backend verilator, as trim's --config "
+                             "(e.g. lanes=16 pipeline=true)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="print the traceback of a case that crashes")
@@ -126,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 table.add_row(c.name, c.kernel, _sizes(c), str(len(c.launches)), Text(c.note))
             console.print(table)
             return 0
-        device = _make_device(args.backend, args.traceback, args.check_bounds)
+        device = _make_device(args.backend, args.traceback, args.check_bounds, args.config)
     except GpgpuError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
