@@ -53,7 +53,7 @@ consecutive dwords into bursts). Unaligned dword accesses are as in the multi-cy
 address's low two bits select the byte lanes of a sub-dword access only.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -410,21 +410,40 @@ class BufferUnit(wiring.Component):
         m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
                      l_pop.eq(Cat(done & w_job.reads, done & w_job.reads & w_job.two)),
                      l_free.eq(done & w_job.reads)]
+        w_lane_next = Signal(range(lanes))
+        m.d.comb += w_lane_next.eq(w_lane)
         with m.If(take):
             m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0),
-                         w_lane.eq(_ffs(head.exec, lanes)),
                          w_rest.eq(head.exec & (head.exec - 1))]
+            m.d.comb += w_lane_next.eq(_ffs(head.exec, lanes))
         with m.Elif(done):
             m.d.sync += w_busy.eq(0)
         with m.If(emit & ~done):
             with m.If(w_k + 1 == w_job.dwords):
-                m.d.sync += [w_k.eq(0), w_lane.eq(_ffs(w_rest, lanes)),
-                             w_rest.eq(w_rest & (w_rest - 1))]
+                m.d.sync += [w_k.eq(0), w_rest.eq(w_rest & (w_rest - 1))]
+                m.d.comb += w_lane_next.eq(_ffs(w_rest, lanes))
             with m.Else():
                 m.d.sync += w_k.eq(w_k + 1)
+        m.d.sync += w_lane.eq(w_lane_next)
 
-        # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether)
-        here = lane_words[w_lane]
+        # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether).
+        # The lane select is a 16:1 multiplexer per bit of six words: each word's group of four
+        # lanes has a copy of the select of its own (reset-less, each powering on with a value
+        # of its own so that Yosys keeps them apart), so that no register drives a thousand
+        # multiplexer inputs
+        groups = max(1, lanes // 4)
+        here = []
+        for w in range(2 * SOURCES):
+            picks = []
+            for g in range(groups):
+                sel = Signal(range(lanes), name=f"w_sel{w}_{g}", reset_less=True,
+                             init=(w * groups + g) % lanes)
+                m.d.sync += sel.eq(w_lane_next)
+                if g == 0:
+                    high = sel[2:]
+                picks.append(Array(lane_words[4 * g + i][w]
+                                   for i in range(min(4, lanes)))[sel[:2]])
+            here.append(Array(picks)[high] if groups > 1 else picks[0])
         op = Signal(op_layout, name="w_op")
         for name in ("store", "slot", "pass_", "size", "signed", "offen", "idxen", "addr64",
                      "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
