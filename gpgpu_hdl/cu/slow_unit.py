@@ -1,0 +1,483 @@
+"""The shared long-latency vector unit of the pipelined compute unit (issue "The compute unit as
+a pipeline", docs/pipeline.md): a building block, not yet used by
+:class:`~gpgpu_hdl.cu.core.ComputeUnit`.
+
+The fast lanes (:class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu`, :data:`~.fast_alu.FAST_OPS`) run
+nearly all of the integer vector work at full rate. :class:`SlowVectorUnit` runs everything
+else a vector ALU instruction can be, a wave at a time on ``width`` lanes (1, 2 or 4 pairs of
+an :class:`~gpgpu_hdl.cu.valu.IntLaneAlu` and an :class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit`):
+
+* the integer instructions of :data:`~.fast_alu.SLOW_OPS` (and any other
+  :data:`~.valu.VALU_INT_OPS` instruction sent here), on the combinational ``IntLaneAlu``;
+* every FP32 instruction (decoder ``control.fpu``) on ``FpLaneUnit`` (start, wait for
+  ``done``), with MODE's denormal, IEEE and DX10_CLAMP bits as the multi-cycle unit passes
+  them and the VOP3 modifiers ``abs``/``neg``/``clamp``/``omod``;
+* an integer instruction with VOP3 input modifiers (``abs``/``neg`` on a source: the sign bit,
+  bit 63 of a 64-bit source, cleared and/or flipped, as the golden model and the multi-cycle
+  unit do), so a :data:`~.fast_alu.FAST_OPS` instruction with modifiers comes here too;
+* the lane accesses ``v_readfirstlane_b32``, ``v_readlane_b32`` (a 32-bit scalar result) and
+  ``v_writelane_b32`` (one lane of a VGPR, whatever EXEC holds).
+
+A wave64 instruction is done a pass of ``lanes`` lanes (the VGPR file's) at a time, and a pass
+``width`` lanes (a *group*) at a time. Per pass: the pass's VGPR operands are asked of the
+shared :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile` (one request of the three sources' registers,
+a second one of their high registers when a VGPR source is 64-bit) into an operand buffer of
+the pass; then, per group, the group's operands (VGPR data or the scalar operand, with the
+input modifiers) go into the lanes' input registers and the lanes compute (an integer group a
+cycle, each result registered the cycle after; an FP group from ``start`` until every lane's
+``done``); the results collect in a result buffer of the pass, which is written back, one
+write of the pass a result word, under EXEC. Passes and groups with no lane in EXEC are
+skipped. ``done`` comes when the last write is taken. One instruction is in the unit at a
+time: it is meant for the rare instructions (0.5 % of the suite's integer VALU work) and as
+the long-latency home of FP32 until FP32 gets lanes of its own (a wave waits on it, the others
+go on).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa.formats import ENCODING_OF, VOP3B, Format
+from .decode import DecodedLayout, Spec, XUnit
+from .fpu.unit import FP_BUILT_OPS, FpLaneUnit
+from .operands import field
+from .valu import VALU_INT_OPS, IntLaneAlu
+from .vector_unit import SOURCES
+from .vgpr_file import vgpr_layouts
+
+__all__ = ["SlowVectorUnit", "is_writelane"]
+
+_VOP3 = ENCODING_OF[Format.VOP3]
+
+
+def is_writelane(inst):
+    """1 when the instruction words ``inst`` are ``v_writelane_b32`` (VOP2, opcode 2), which
+    has no decoder entry (:func:`~gpgpu_hdl.cu.decode.control` gives None): the unit top
+    routes it here by this, and :class:`SlowVectorUnit` recognizes it the same way whatever
+    its control word says."""
+    return inst[25:32] == 2
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class SlowVectorUnit(wiring.Component):
+    """The shared long-latency vector unit: SLOW_OPS, FP32, integer VOP3 modifiers, lane
+    accesses.
+
+    Results are bit-identical with the golden model (``gpgpu_hdl.emu``). EXEC, VCC and the
+    lane-mask destinations stay with the unit top: the unit reports the per-lane flags on
+    ``done`` and writes nothing but VGPRs.
+
+    Parameters
+    ----------
+    lanes : int
+        Lanes of the VGPR file's pass (4, 8 or 16); a wave64 instruction is ``64 / lanes``
+        passes.
+    slots : int
+        Wave slots.
+    vgprs : int
+        VGPRs per wave slot.
+    width : int
+        Lanes of the unit (1, 2 or 4 pairs of an ``IntLaneAlu`` and an ``FpLaneUnit``); a
+        pass is done ``width`` lanes at a time.
+    int_ops : iterable of str
+        Integer mnemonics to build the ``IntLaneAlu`` with (default: all of
+        :data:`~gpgpu_hdl.cu.valu.VALU_INT_OPS`, for the FAST_OPS with modifiers); empty:
+        no integer lanes. Anything not built gives 0.
+    fp_ops : iterable of str
+        FP32 mnemonics to build the ``FpLaneUnit`` with (default: all of
+        :data:`~gpgpu_hdl.cu.fpu.unit.FP_BUILT_OPS`); empty: no FP lanes (an FP instruction
+        then writes 0 and never waits).
+    shifter : str
+        The ``IntLaneAlu``'s shifter style.
+
+    Members
+    -------
+    issue : In(stream.Signature(issue_layout))
+        An instruction, taken when the unit is idle (``busy`` low): ``slot``; ``control``, the
+        decoder's :data:`~gpgpu_hdl.cu.decode.DecodedLayout` (``op``, ``fpu``, ``src64``,
+        ``vopc``, ``vop3b``, ``dst_dw``, ``unit``/``spec`` for the lane reads; all zero for
+        ``v_writelane_b32``, see :func:`is_writelane`); ``inst``, the instruction's 64 bits
+        (a VOP3 instruction's two dwords: the modifiers are read from them; a 32-bit encoding
+        and its literal or anything); per source (3) ``vgpr`` (read VGPR ``reg``, and
+        ``reg + 1`` when ``control.src64`` says the source is 64-bit) or else ``value`` (the
+        scalar operand, resolved: 64 bits for a 64-bit source, the low 32 bits used for a
+        32-bit one; the literal K of ``v_madmk``/``v_madak_f32`` as source 2, the old
+        destination of ``v_mac_f32`` as VGPR source 2, as the multi-cycle unit takes them);
+        ``dst`` (the destination VGPR; a 64-bit result writes ``dst`` and ``dst + 1``);
+        ``exec``; ``cin`` (per lane: the carry/select mask of ``v_addc``/``v_subb``/
+        ``v_cndmask`` (VCC in e32, the SGPR pair of src2 in e64), and VCC for
+        ``v_div_fmas_f32``); ``mode`` (MODE: bits 4 and 5 the f32 denormal setting, 8
+        DX10_CLAMP, 9 IEEE). The lane accesses: ``v_readlane_b32`` reads source 0 (a VGPR,
+        or the scalar itself when ``vgpr`` is 0) at lane ``srcs[1].value & 63``;
+        ``v_readfirstlane_b32`` reads source 0 at EXEC's lowest lane (lane 0 when EXEC is
+        0); ``v_writelane_b32`` writes ``srcs[0].value`` (its scalar source; ``vgpr`` is
+        ignored) into lane ``srcs[1].value & 63`` of ``dst``.
+    read : Out(VGPR file read request stream)
+        To a :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile` built with ``sources=3`` (shared with
+        other units): one request a pass (the VGPR sources' registers), two when a VGPR
+        source is 64-bit (then the second names the high registers of the 64-bit VGPR
+        sources only); none for a pass with no VGPR source or no lane in EXEC.
+    operands : In(VGPR file operand stream)
+        The answers to this unit's requests, in request order; always taken (at any time
+        after the request).
+    write : Out(stream.Signature(write_layout))
+        Back-pressured VGPR writes: a pass's result per write, under EXEC (``mask``); a 64-bit
+        result as two writes, ``dst`` then ``dst + 1``; ``v_writelane_b32`` one write with
+        one lane in ``mask``. Nothing for VOPC and the lane reads.
+    done : Out(stream.Signature(done_layout, always_ready=True))
+        The instruction is complete, all its writes taken: ``slot``; ``flags``, per lane the
+        VOPC result, the carry/borrow out or ``v_div_scale_f32``'s VCC bit, 0 outside EXEC
+        (meaningful for ``control.vopc`` and ``control.vop3b``: the unit top writes it to
+        VCC or the SGPR pair the instruction names, and to EXEC for ``cmpx``); ``sresult``,
+        the lane reads' 32-bit result for their SGPR.
+    busy : Out(1)
+        An instruction is in the unit (from the cycle after ``issue`` takes it to the cycle of
+        its ``done``).
+    """
+
+    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64, width: int = 1,
+                 int_ops=None, fp_ops=None, shifter: str = "barrel") -> None:
+        if lanes not in (4, 8, 16):
+            raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
+        if width not in (1, 2, 4):
+            raise ValueError(f"width must be one of 1, 2, 4, not {width}")
+        int_ops = VALU_INT_OPS if int_ops is None else int_ops
+        fp_ops = FP_BUILT_OPS if fp_ops is None else fp_ops
+        for name, ops in (("int_ops", int_ops), ("fp_ops", fp_ops)):
+            if isinstance(ops, str):
+                raise ValueError(f"{name} must be an iterable of mnemonics, not the string "
+                                 f"{ops!r}")
+        int_ops, fp_ops = frozenset(int_ops), frozenset(fp_ops)
+        unknown = sorted(int_ops - frozenset(VALU_INT_OPS))
+        if unknown:
+            raise ValueError(f"int_ops must be VALU_INT_OPS mnemonics, not {', '.join(unknown)}")
+        unknown = sorted(fp_ops - FP_BUILT_OPS)
+        if unknown:
+            raise ValueError(f"fp_ops must be FP_BUILT_OPS mnemonics, not {', '.join(unknown)}")
+        self._lanes, self._slots, self._vgprs, self._width = lanes, slots, vgprs, width
+        self._int_ops, self._fp_ops, self._shifter = int_ops, fp_ops, shifter
+        self._passes = 64 // lanes
+        source = data.StructLayout({"vgpr": 1, "reg": range(vgprs), "value": 64})
+        read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
+                                            sources=SOURCES)
+        self.issue_layout = data.StructLayout({
+            "slot": range(slots), "control": DecodedLayout, "inst": 64,
+            "srcs": data.ArrayLayout(source, SOURCES), "dst": range(vgprs),
+            "exec": 64, "cin": 64, "mode": 10})
+        self.done_layout = data.StructLayout({"slot": range(slots), "flags": 64, "sresult": 32})
+        super().__init__({
+            "issue": In(stream.Signature(self.issue_layout)),
+            "read": Out(stream.Signature(read)),
+            "operands": In(stream.Signature(operand, always_ready=True)),
+            "write": Out(stream.Signature(write)),
+            "done": Out(stream.Signature(self.done_layout, always_ready=True)),
+            "busy": Out(1),
+        })
+
+    @property
+    def lanes(self) -> int:
+        return self._lanes
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def passes(self) -> int:
+        return self._passes
+
+    @property
+    def sources(self) -> int:
+        """VGPR file reads per request (the ``sources`` the VGPR file must be built with)."""
+        return SOURCES
+
+    @property
+    def int_ops(self) -> frozenset[str]:
+        return self._int_ops
+
+    @property
+    def fp_ops(self) -> frozenset[str]:
+        return self._fp_ops
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes, width, passes = self._lanes, self._width, self._passes
+        groups = lanes // width
+        ins = self.issue.payload
+
+        # --- the instruction, and what follows from it, registered as it is taken ----------
+        cur = Signal(self.issue_layout, name="cur")
+        lane_read = Signal(name="cur_lane_read")    # v_readlane / v_readfirstlane
+        lane_write = Signal(name="cur_lane_write")  # v_writelane
+        target = Signal(6, name="cur_target")       # their lane
+        vgpr = Signal(SOURCES, name="cur_vgpr")     # sources read from VGPRs
+        wide = Signal(SOURCES, name="cur_wide")     # 64-bit VGPR sources (a second request)
+        hi_reg = [Signal(range(self._vgprs), name=f"cur_hi{k}") for k in range(SOURCES)]
+        dst1 = Signal(range(self._vgprs), name="cur_dst1")
+        writes_v = Signal(name="cur_writes_v")
+        dst_wide = Signal(name="cur_dst_wide")
+        in_abs, in_neg = Signal(SOURCES, name="cur_abs"), Signal(SOURCES, name="cur_neg")
+        clamp, omod = Signal(name="cur_clamp"), Signal(2, name="cur_omod")
+
+        ctl = ins.control
+        is_read = (ctl.unit == XUnit.VSPEC) & ((ctl.spec == Spec.V_READLANE) |
+                                               (ctl.spec == Spec.V_READFIRSTLANE))
+        is_write = is_writelane(ins.inst)
+        first = Signal(6, name="first_lane")        # EXEC's lowest lane (0 for none)
+        for i in reversed(range(64)):
+            with m.If(ins.exec[i]):
+                m.d.comb += first.eq(i)
+        vop3 = (ins.inst[:32] & _VOP3.match_mask) == _VOP3.match_value
+        vgpr_in = Cat(ins.srcs[k].vgpr for k in range(SOURCES))
+
+        # --- the sequencer -----------------------------------------------------------------
+        pass_ = Signal(range(passes), name="seq_pass")
+        grp = Signal(range(groups), name="seq_group")
+        beat = Signal(name="seq_beat")               # request of the low / high registers
+        flags = Signal(64, name="flags")
+        sresult = Signal(32, name="sresult")
+        exec_pass = Signal(lanes)
+        m.d.comb += exec_pass.eq(cur.exec.word_select(pass_, lanes))
+        last_pass = Signal()
+        m.d.comb += last_pass.eq(lane_write | lane_read | (pass_ == passes - 1))
+
+        # the operand buffer of a pass: per source the low and high words of every lane
+        op_lo = [Signal(32 * lanes, name=f"buf_lo{k}") for k in range(SOURCES)]
+        op_hi = [Signal(32 * lanes, name=f"buf_hi{k}") for k in range(SOURCES)]
+        rx_beat = Signal(name="rx_beat")
+        rx_done = Signal(name="rx_done")            # the pass's operands are in
+        got = self.operands.payload
+        with m.If(self.operands.valid):
+            for k in range(SOURCES):
+                with m.If(rx_beat):
+                    m.d.sync += op_hi[k].eq(Cat(got.data[k]))
+                with m.Else():
+                    m.d.sync += op_lo[k].eq(Cat(got.data[k]))
+            with m.If(rx_beat | ~wide.any()):
+                m.d.sync += [rx_beat.eq(0), rx_done.eq(1)]
+            with m.Else():
+                m.d.sync += rx_beat.eq(1)
+
+        # the lanes' input registers (stage x), loaded a group at a time
+        x_ops = [[Signal(64, name=f"x{j}_src{k}") for k in range(SOURCES)] for j in range(width)]
+        x_cin = Signal(width, name="x_cin")
+        x_exec = Signal(width, name="x_exec")
+        x_group = Signal(range(groups), name="x_group")
+
+        def int_mod(k, value):
+            sign = Mux(cur.control.src64[k], value[63], value[31])
+            new = (sign & ~in_abs[k]) ^ in_neg[k]
+            return Mux(cur.control.src64[k], Cat(value[:63], new),
+                       Cat(value[:31], new, value[32:]))
+
+        grp_next = Signal(range(groups), name="seq_group_next")
+        m.d.comb += grp_next.eq(grp + 1)
+
+        def load_group(g):
+            """The group's operands (VGPR data or the scalar operand, modifiers applied),
+            carry-in and EXEC bits into the input registers."""
+            stmts = [x_group.eq(g),
+                     x_exec.eq(exec_pass.word_select(g, width)),
+                     x_cin.eq(cur.cin.word_select(Cat(g, pass_), width))]
+            for k in range(SOURCES):
+                lo = op_lo[k].word_select(g, 32 * width)
+                hi = op_hi[k].word_select(g, 32 * width)
+                for j in range(width):
+                    buffered = Cat(lo[32 * j:32 * (j + 1)], hi[32 * j:32 * (j + 1)])
+                    value = Mux(vgpr[k], buffered, cur.srcs[k].value)
+                    stmts.append(x_ops[j][k].eq(int_mod(k, value)))
+            return stmts
+
+        # the lanes
+        ints, fps = [], []
+        lane_base = Cat(x_group, pass_)     # the wave lane of a group's first lane / width
+        for j in range(width):
+            if self._int_ops:
+                alu = IntLaneAlu(ops=self._int_ops, shifter=self._shifter)
+                m.submodules[f"int{j}"] = alu
+                m.d.comb += [alu.op.eq(cur.control.op[:len(alu.op.as_value())]),
+                             alu.src0.eq(x_ops[j][0]), alu.src1.eq(x_ops[j][1]),
+                             alu.src2.eq(x_ops[j][2]), alu.cin.eq(x_cin[j]),
+                             alu.lane.eq(Cat(Const(j, _log2(width)), lane_base))]
+                ints.append(alu)
+            if self._fp_ops:
+                fpu = FpLaneUnit(ops=self._fp_ops)
+                m.submodules[f"fp{j}"] = fpu
+                m.d.comb += [fpu.op.eq(cur.control.op),
+                             fpu.src0.eq(x_ops[j][0]), fpu.src1.eq(x_ops[j][1]),
+                             fpu.src2.eq(x_ops[j][2]), fpu.cin.eq(x_cin[j]),
+                             fpu.clamp.eq(clamp), fpu.omod.eq(omod),
+                             fpu.flush_in.eq(~cur.mode[4]), fpu.flush_out.eq(~cur.mode[5]),
+                             fpu.dx10_clamp.eq(cur.mode[8]), fpu.ieee.eq(cur.mode[9])]
+                # abs and neg were applied in the input registers, as for the integer lanes
+                fps.append(fpu)
+        fp_start = Signal()
+        for fpu in fps:
+            m.d.comb += fpu.start.eq(fp_start)
+        fp_done = Signal()
+        m.d.comb += fp_done.eq(Cat(f.done for f in fps).all() if fps else 1)
+
+        # the result buffer of a pass, and the flags
+        res_lo = Signal(32 * lanes, name="res_lo")
+        res_hi = Signal(32 * lanes, name="res_hi")
+
+        def capture(fp):
+            if fp:
+                lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
+                hi = Const(0, 32 * width)
+                flag = Cat(f.flag for f in fps) if fps else Const(0, width)
+            else:
+                lo = Cat(a.result[:32] for a in ints) if ints else Const(0, 32 * width)
+                hi = Cat(a.result[32:] for a in ints) if ints else Const(0, 32 * width)
+                flag = Cat(a.flag for a in ints) if ints else Const(0, width)
+            return [res_lo.word_select(x_group, 32 * width).eq(lo),
+                    res_hi.word_select(x_group, 32 * width).eq(hi),
+                    flags.word_select(lane_base, width).eq(flag & x_exec)]
+
+        wr = self.write.payload
+        m.d.comb += [wr.slot.eq(cur.slot), wr.pass_.eq(pass_)]
+        req = self.read.payload
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
+        for k in range(SOURCES):
+            m.d.comb += [req.regs[k].reg.eq(Mux(beat, hi_reg[k], cur.srcs[k].reg)),
+                         req.regs[k].valid.eq(Mux(beat, wide[k], vgpr[k]))]
+        m.d.comb += [self.done.payload.slot.eq(cur.slot), self.done.payload.flags.eq(flags),
+                     self.done.payload.sresult.eq(sresult)]
+
+        def next_pass():
+            with m.If(last_pass):
+                m.next = "DONE"
+            with m.Else():
+                m.d.sync += pass_.eq(pass_ + 1)
+                m.next = "PASS"
+
+        with m.FSM(name="seq"):
+            with m.State("IDLE"):
+                m.d.comb += self.issue.ready.eq(1)
+                with m.If(self.issue.valid):
+                    tgt = Mux(ctl.spec == Spec.V_READFIRSTLANE, first, ins.srcs[1].value[:6])
+                    abs_ = Mux(ctl.vop3b, 0, field(_VOP3, "abs", ins.inst))
+                    # the modifiers apply to the instruction's own sources, not to v_mac's
+                    # accumulator (the old destination, source 2 here)
+                    modified = vop3 & ~is_read & ~is_write
+                    keep = Cat(Const(0b11, 2), ~ctl.acc)
+                    m.d.sync += [
+                        cur.eq(ins), pass_.eq(0), beat.eq(0), flags.eq(0),
+                        lane_read.eq(is_read & ~is_write), lane_write.eq(is_write),
+                        target.eq(tgt),
+                        vgpr.eq(Mux(is_write, 0, Mux(is_read, vgpr_in[0], vgpr_in))),
+                        wide.eq(Mux(is_write | is_read, 0, vgpr_in & ctl.src64)),
+                        dst1.eq(ins.dst + 1),
+                        writes_v.eq(~ctl.vopc & ~is_read & ~is_write),
+                        dst_wide.eq(~ctl.vopc & (ctl.dst_dw == 2) & ~is_read & ~is_write),
+                        in_abs.eq(Mux(modified, abs_, 0) & keep),
+                        in_neg.eq(Mux(modified, field(_VOP3, "neg", ins.inst), 0) & keep),
+                        clamp.eq(vop3 & ~ctl.vop3b & field(_VOP3, "clamp", ins.inst)),
+                        omod.eq(Mux(vop3, field(VOP3B, "omod", ins.inst), 0)),
+                        sresult.eq(ins.srcs[0].value[:32]),
+                    ]
+                    m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(SOURCES)]
+                    with m.If(is_write):
+                        m.d.sync += pass_.eq(ins.srcs[1].value[_log2(lanes):6])
+                        m.next = "WRITE_LANE"
+                    with m.Elif(is_read):
+                        m.d.sync += pass_.eq(tgt[_log2(lanes):])
+                        with m.If(ins.srcs[0].vgpr):
+                            m.next = "REQUEST"
+                        with m.Else():
+                            m.next = "DONE"         # the scalar itself
+                    with m.Else():
+                        m.next = "PASS"
+
+            with m.State("PASS"):
+                # a pass with no lane in EXEC is skipped; one with no VGPR source reads none
+                m.d.sync += grp.eq(0)
+                with m.If(exec_pass == 0):
+                    next_pass()
+                with m.Elif(vgpr.any()):
+                    m.next = "REQUEST"
+                with m.Else():
+                    m.next = "LOAD"
+
+            with m.State("REQUEST"):
+                m.d.comb += self.read.valid.eq(1)
+                with m.If(self.read.ready):
+                    with m.If(~beat & wide.any()):
+                        m.d.sync += beat.eq(1)
+                    with m.Else():
+                        m.d.sync += beat.eq(0)
+                        m.next = "WAIT"
+
+            with m.State("WAIT"), m.If(rx_done):
+                m.d.sync += rx_done.eq(0)
+                with m.If(lane_read):
+                    m.d.sync += sresult.eq(
+                        op_lo[0].word_select(target[:_log2(lanes)], 32))
+                    m.next = "DONE"
+                with m.Else():
+                    m.next = "LOAD"
+
+            with m.State("LOAD"):
+                m.d.sync += load_group(grp)
+                with m.If(cur.control.fpu):
+                    m.next = "FP_START"
+                with m.Else():
+                    m.next = "INT"
+
+            with m.State("INT"):
+                # the group in the input registers is computed; the next one is loaded
+                m.d.sync += capture(fp=False)
+                with m.If(grp == groups - 1):
+                    m.next = "WRITE_LO"
+                with m.Else():
+                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+
+            with m.State("FP_START"):
+                with m.If(x_exec.any()):
+                    m.d.comb += fp_start.eq(1)
+                    m.next = "FP_WAIT"
+                with m.Elif(grp == groups - 1):
+                    m.next = "WRITE_LO"
+                with m.Else():
+                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+
+            with m.State("FP_WAIT"), m.If(fp_done):
+                m.d.sync += capture(fp=True)
+                with m.If(grp == groups - 1):
+                    m.next = "WRITE_LO"
+                with m.Else():
+                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+                    m.next = "FP_START"
+
+            with m.State("WRITE_LO"):
+                m.d.comb += [self.write.valid.eq(writes_v), wr.reg.eq(cur.dst),
+                             wr.mask.eq(exec_pass)]
+                m.d.comb += [wr.data[i].eq(res_lo[32 * i:32 * (i + 1)]) for i in range(lanes)]
+                with m.If(~writes_v | self.write.ready):
+                    with m.If(dst_wide):
+                        m.next = "WRITE_HI"
+                    with m.Else():
+                        next_pass()
+
+            with m.State("WRITE_HI"):
+                m.d.comb += [self.write.valid.eq(1), wr.reg.eq(dst1), wr.mask.eq(exec_pass)]
+                m.d.comb += [wr.data[i].eq(res_hi[32 * i:32 * (i + 1)]) for i in range(lanes)]
+                with m.If(self.write.ready):
+                    next_pass()
+
+            with m.State("WRITE_LANE"):
+                m.d.comb += [self.write.valid.eq(1), wr.reg.eq(cur.dst),
+                             wr.mask.eq(Const(1, lanes) << target[:_log2(lanes)])]
+                m.d.comb += [wr.data[i].eq(cur.srcs[0].value[:32]) for i in range(lanes)]
+                with m.If(self.write.ready):
+                    m.next = "DONE"
+
+            with m.State("DONE"):
+                m.d.comb += self.done.valid.eq(1)
+                m.next = "IDLE"
+
+        m.d.comb += self.busy.eq(~self.issue.ready)
+        return m
