@@ -39,6 +39,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.formats import ENCODING_OF, VOP3B, Format
 from .decode import DecodedLayout, Spec, XUnit
+from .fpu.ops import FP_OPS, fp_member
 from .fpu.unit import FP_BUILT_OPS, FpLaneUnit
 from .operands import field
 from .valu import VALU_INT_OPS, IntLaneAlu
@@ -88,8 +89,8 @@ class SlowVectorUnit(wiring.Component):
         no integer lanes. Anything not built gives 0.
     fp_ops : iterable of str
         FP32 mnemonics to build the ``FpLaneUnit`` with (default: all of
-        :data:`~gpgpu_hdl.cu.fpu.unit.FP_BUILT_OPS`); empty: no FP lanes (an FP instruction
-        then writes 0 and never waits).
+        :data:`~gpgpu_hdl.cu.fpu.unit.FP_BUILT_OPS`); empty: no FP lanes. An FP instruction
+        not built writes 0 (and flags 0) without waiting.
     shifter : str
         The ``IntLaneAlu``'s shifter style.
 
@@ -317,8 +318,11 @@ class SlowVectorUnit(wiring.Component):
         fp_start = Signal()
         for fpu in fps:
             m.d.comb += fpu.start.eq(fp_start)
+        # an FP32 instruction the lanes are not built for writes 0 and does not wait (the FP
+        # lane would never say done)
+        fp_built = Signal(name="cur_fp_built")
         fp_done = Signal()
-        m.d.comb += fp_done.eq(Cat(f.done for f in fps).all() if fps else 1)
+        m.d.comb += fp_done.eq(Cat(f.done for f in fps).all() | ~fp_built if fps else 1)
 
         # the result buffer of a pass, and the flags
         res_lo = Signal(32 * lanes, name="res_lo")
@@ -329,6 +333,7 @@ class SlowVectorUnit(wiring.Component):
                 lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
                 hi = Const(0, 32 * width)
                 flag = Cat(f.flag for f in fps) if fps else Const(0, width)
+                lo, flag = Mux(fp_built, lo, 0), Mux(fp_built, flag, 0)
             else:
                 lo = Cat(a.result[:32] for a in ints) if ints else Const(0, 32 * width)
                 hi = Cat(a.result[32:] for a in ints) if ints else Const(0, 32 * width)
@@ -380,6 +385,9 @@ class SlowVectorUnit(wiring.Component):
                         sresult.eq(ins.srcs[0].value[:32]),
                     ]
                     m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(SOURCES)]
+                    if self._fp_ops:
+                        built = [fp_member(n) for n in FP_OPS if n in self._fp_ops]
+                        m.d.sync += fp_built.eq(ctl.op.matches(*built))
                     with m.If(is_write):
                         m.d.sync += pass_.eq(ins.srcs[1].value[_log2(lanes):6])
                         m.next = "WRITE_LANE"
