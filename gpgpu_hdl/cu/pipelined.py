@@ -92,8 +92,11 @@ _HW_REG_MODE = 1
 _FETCH, _WAIT, _READY, _BUSY = range(4)
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
 _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
-#: completions waiting to retire, per unit (one instruction in flight per wave: never more
-#: than the wave slots)
+#: Queues are written without looking at their ``w_rdy``: issue counts what each may hold (one
+#: instruction in flight per wave: never more than the wave slots; the units' input queues by
+#: credits). A ``SyncFIFOBuffered`` of depth ``n + 1`` takes ``n`` writes back to back (with
+#: depth ``n`` it refuses a write in the cycle after one, while the entry moves to its output
+#: register). The vector and buffer units' input queues:
 _VALU_QUEUE = 4
 _BUF_QUEUE = 2
 
@@ -363,7 +366,8 @@ class PipelinedComputeUnit(wiring.Component):
         issue_valu, issue_buf = Signal(), Signal()
         m.d.comb += [issue_valu.eq(issue_now & ((b_ctl[i_pick].unit == XUnit.VALU) |
                                                 (b_ctl[i_pick].unit == XUnit.VSPEC))),
-                     issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF))]
+                     issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF) &
+                                  (b_ctl[i_pick].mem != MemKind.NOP))]
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
@@ -440,7 +444,8 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += illegal.eq(~ctl.legal | ((fmt3 == FORMAT_TAG[Format.VOP3]) & mods))
 
         # completions that retire with no further work (control operations)
-        spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size,
+                                                             depth=W + 1))
         spec_rec = Signal(retire_layout)
         m.d.comb += spec_q.w_data.eq(spec_rec)
         base_rec = [spec_rec.slot.eq(s3), spec_rec.next_pc.eq(next_pc3),
@@ -456,7 +461,7 @@ class PipelinedComputeUnit(wiring.Component):
         salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5,
                                              "next_pc": 32, "pc": 32, "inst": 64})
         salu_tags = cleared("salu_tags", fifo.SyncFIFOBuffered(width=salu_tag_layout.size,
-                                                               depth=W))
+                                                               depth=W + 1))
         salu_tag_in = Signal(salu_tag_layout)
         m.d.comb += [salu_tags.w_data.eq(salu_tag_in),
                      salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
@@ -467,7 +472,7 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += fdec.op.eq(ctl.op)
         v_issue = Signal(valu.issue_layout)
         valu_q = cleared("valu_queue", fifo.SyncFIFOBuffered(width=valu.issue_layout.size,
-                                                             depth=_VALU_QUEUE))
+                                                             depth=_VALU_QUEUE + 1))
         m.d.comb += [valu_q.w_data.eq(v_issue),
                      valu.issue.valid.eq(valu_q.r_rdy), valu.issue.payload.eq(valu_q.r_data),
                      valu_q.r_en.eq(valu.issue.ready),
@@ -486,7 +491,7 @@ class PipelinedComputeUnit(wiring.Component):
             "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "next_pc": 32,
             "pc": 32, "inst": 64, "dst": 8, "v_count": 2})
         valu_tags = cleared("valu_tags", fifo.SyncFIFOBuffered(width=valu_tag_layout.size,
-                                                               depth=W))
+                                                               depth=W + 1))
         valu_tag_in = Signal(valu_tag_layout)
         m.d.comb += [valu_tags.w_data.eq(valu_tag_in),
                      valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
@@ -498,7 +503,7 @@ class PipelinedComputeUnit(wiring.Component):
         # BUF: the instruction into the buffer unit's queue
         b_issue = Signal(lsu.issue_layout)
         buf_q = cleared("buf_queue", fifo.SyncFIFOBuffered(width=lsu.issue_layout.size,
-                                                           depth=_BUF_QUEUE))
+                                                           depth=_BUF_QUEUE + 1))
         buf_issued = Signal()
         m.d.comb += [buf_q.w_data.eq(b_issue),
                      lsu.issue.valid.eq(buf_q.r_rdy), lsu.issue.payload.eq(buf_q.r_data),
@@ -514,7 +519,7 @@ class PipelinedComputeUnit(wiring.Component):
                      b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
         buf_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64})
         buf_tags = cleared("buf_tags", fifo.SyncFIFOBuffered(width=buf_tag_layout.size,
-                                                             depth=W))
+                                                             depth=W + 1))
         buf_tag_in = Signal(buf_tag_layout)
         m.d.comb += [buf_tags.w_data.eq(buf_tag_in), buf_tag_in.next_pc.eq(next_pc3),
                      buf_tag_in.pc.eq(pc3), buf_tag_in.inst.eq(i3.inst)]
@@ -644,7 +649,8 @@ class PipelinedComputeUnit(wiring.Component):
         # --- SALU results ------------------------------------------------------------------
         salu_valid = Signal(SALU_LATENCY)
         m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
-        salu_q = cleared("salu_queue", fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+        salu_q = cleared("salu_queue", fifo.SyncFIFOBuffered(width=retire_layout.size,
+                                                             depth=W + 1))
         salu_rec = Signal(retire_layout)
         salu_tag = Signal(salu_tag_layout)
         m.d.comb += [salu_tag.eq(salu_tags.r_data), salu_q.w_data.eq(salu_rec),
@@ -660,7 +666,7 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- VALU results: the lane mask ----------------------------------------------------
         valu_dq = cleared("valu_done_queue",
-                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
         valu_rec = Signal(retire_layout)
         valu_tag = Signal(valu_tag_layout)
         m.d.comb += [valu_tag.eq(valu_tags.r_data), valu_dq.w_data.eq(valu_rec),
@@ -674,7 +680,7 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- BUF: an instruction retires when its requests are queued -------------------
         buf_dq = cleared("buf_done_queue",
-                         fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W))
+                         fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
         buf_rec = Signal(retire_layout)
         buf_tag = Signal(buf_tag_layout)
         sent = lsu.sent.payload.slot

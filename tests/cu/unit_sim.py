@@ -25,7 +25,7 @@ from gpgpu_hdl.sim.trace import decode_trace
 from gpgpu_hdl.toolchain import assemble_kernel
 import contextlib
 
-__all__ = ["Launch", "run_launch"]
+__all__ = ["Launch", "run_launch", "simulated_device"]
 
 
 @dataclass
@@ -150,3 +150,37 @@ def run_launch(make_unit, config: CuConfig, body: str | bytes, *args: Any,
                                               local_size=local_size, trace=True)
     return Launch(got["records"], eres.trace.records, got["cycles"], got["trap"],
                   got["counters"], [b.numpy() for b in bufs], [b.numpy() for b in ebufs])
+
+
+def simulated_device(make_unit, config: CuConfig, *, latency: tuple[int, int] = (2, 2),
+                     max_cycles: int = 2_000_000, seed: int = 0) -> Device:
+    """A ``Device("verilator", config=config)`` whose launches run ``make_unit(config)`` under
+    Amaranth's simulator instead of a Verilator model (results, traps and the commit trace
+    as the Verilator backend gives them): for running suite cases on a unit under work."""
+    from gpgpu_hdl.cu.core import CountersLayout
+    from gpgpu_hdl.runtime.result import KernelResult
+    from gpgpu_hdl.sim.cu_backend import trap_error
+
+    dev = Device("verilator", config=config)
+    backend = dev.backend
+
+    def launch(kernel, d, trace):
+        fields = backend._fields(kernel, d)
+        image = backend._image()
+        records, loads, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
+                                             max_cycles=max_cycles, seed=seed)
+        backend._write_back(mem[:len(image)])
+        decoded = decode_trace(records, loads) if trace else None
+        trap = out["trap"]
+        if trap.cause:
+            error = trap_error(kernel, trap.cause, trap.pc, trap.inst, f"wave slot {trap.slot}")
+            error.trace = decoded
+            raise error
+        counters = out["counters"]
+        result = KernelResult(kernel.name, counters.instructions, {}, {}, {}, 0, 0, 0.0,
+                              counters.cycles, decoded)
+        result.extra.update({name: counters[name] for name, _ in CountersLayout})
+        return result
+
+    backend.launch = launch
+    return dev
