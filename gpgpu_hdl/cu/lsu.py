@@ -398,6 +398,7 @@ class BufferUnit(wiring.Component):
         w_lane = Signal(range(lanes), name="w_lane")
         w_rest = Signal(lanes, name="w_rest")      # the active lanes after w_lane
         w_k = Signal(2, name="w_k")
+        w_last = Signal(name="w_last")             # (w_lane, w_k) is the job's last op
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
         head = data.View(job_layout, jobs.r_data)
 
@@ -405,25 +406,31 @@ class BufferUnit(wiring.Component):
         emit = Signal()
         done = Signal()                             # the job's last op goes out
         m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0)),
-                     done.eq(emit & (w_job.marker | ((w_k + 1 == w_job.dwords) & ~w_rest.any())))]
+                     done.eq(emit & w_last)]
         take = Signal()
         m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
                      l_pop.eq(Cat(done & w_job.reads, done & w_job.reads & w_job.two)),
                      l_free.eq(done & w_job.reads)]
         w_lane_next = Signal(range(lanes))
         m.d.comb += w_lane_next.eq(w_lane)
+        # w_last is kept in a register, so that ``done`` (and ``take``, and the select copies'
+        # next value behind it) is a gate or two after the credit and landing counts
         with m.If(take):
-            m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0),
-                         w_rest.eq(head.exec & (head.exec - 1))]
+            rest = head.exec & (head.exec - 1)
+            m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0), w_rest.eq(rest),
+                         w_last.eq(head.marker | ((head.dwords == 1) & (rest == 0)))]
             m.d.comb += w_lane_next.eq(_ffs(head.exec, lanes))
         with m.Elif(done):
             m.d.sync += w_busy.eq(0)
         with m.If(emit & ~done):
             with m.If(w_k + 1 == w_job.dwords):
-                m.d.sync += [w_k.eq(0), w_rest.eq(w_rest & (w_rest - 1))]
+                rest = w_rest & (w_rest - 1)
+                m.d.sync += [w_k.eq(0), w_rest.eq(rest),
+                             w_last.eq((w_job.dwords == 1) & (rest == 0))]
                 m.d.comb += w_lane_next.eq(_ffs(w_rest, lanes))
             with m.Else():
-                m.d.sync += w_k.eq(w_k + 1)
+                m.d.sync += [w_k.eq(w_k + 1),
+                             w_last.eq((w_k + 2 == w_job.dwords) & (w_rest == 0))]
         m.d.sync += w_lane.eq(w_lane_next)
 
         # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether).
@@ -450,8 +457,7 @@ class BufferUnit(wiring.Component):
                      "istride", "add_tid", "marker"):
             m.d.comb += getattr(op, name).eq(getattr(w_job, name))
         m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.reg.eq(w_job.vdata + w_k),
-                     op.last.eq(w_job.marker | (w_job.final & (w_k + 1 == w_job.dwords)
-                                                & ~w_rest.any()))]
+                     op.last.eq(w_last & (w_job.marker | w_job.final))]
 
         def stage(name, valid, value):
             """``valid`` and ``value`` into the registers of stage ``name``."""
