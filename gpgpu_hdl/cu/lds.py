@@ -156,7 +156,8 @@ class LdsUnit(wiring.Component):
     depth : int
         Entries of the result FIFO (VGPR writes of whole passes, and instruction ends); about
         ten keep conflict-free steps going at one a cycle while ``write`` is ready (a credit
-        comes back eight cycles after the schedule takes it).
+        comes back eight cycles after the schedule takes it); at least 3 (a buffered FIFO of
+        two entries does not take a second entry in the cycle after its first).
     atomics : frozenset of AtomicOp
         The atomic operations built (:data:`DS_ATOMICS`; e.g. the build plan's
         ``lds_atomics``); another gives 0 as the new value.
@@ -209,8 +210,8 @@ class LdsUnit(wiring.Component):
         if lds_bytes < 4 * banks or lds_bytes & (lds_bytes - 1) or lds_bytes > 1 << 16:
             raise ValueError(f"lds_bytes must be a power of two from {4 * banks} (4 x banks) "
                              f"to 65536, not {lds_bytes}")
-        if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 2:
-            raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 2, not "
+        if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 3:
+            raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 3, not "
                              f"{slots}, {vgprs}, {depth}")
         if not set(atomics) <= DS_ATOMICS:
             raise ValueError(f"atomics must be DS atomic operations, not {sorted(atomics)}")

@@ -72,9 +72,10 @@ class Bench(wiring.Component):
     registers through ports of its own and holds ``write`` back with ``write_hold``; the
     issue's control fields come from a decoder control word through :func:`issue_control`."""
 
-    def __init__(self, lanes: int, slots: int, lds_bytes: int, banks: int | None):
+    def __init__(self, lanes: int, slots: int, lds_bytes: int, banks: int | None,
+                 depth: int = 12):
         self.unit = LdsUnit(lanes=lanes, slots=slots, vgprs=VGPRS, lds_bytes=lds_bytes,
-                            banks=banks)
+                            banks=banks, depth=depth)
         self.file = VgprFile(lanes=lanes, slots=slots, vgprs=VGPRS, sources=self.unit.sources)
         sig = self.unit.signature.members
         super().__init__({
@@ -297,13 +298,13 @@ async def read_back(ctx, dut: Bench, slots: int, lanes: int) -> np.ndarray:
 
 def run(lanes: int, program: list[dict], *, slots: int = 4, lds_bytes: int = 4096,
         banks: int | None = None, hold: float = 0.3, seed: int = 0,
-        readback: bool = True, patterns: dict | None = None) -> dict:
+        readback: bool = True, patterns: dict | None = None, depth: int = 12) -> dict:
     """Run ``program`` (then the LDS sweeps unless not ``readback``) and check everything
     against the model; ``patterns`` replaces address registers (register -> 64 values) in
     every slot. Return what was seen (issue, ``done`` and write cycles, conflict cycles)."""
     rng = random.Random(seed)
     nb = lanes if banks is None else banks
-    dut = Bench(lanes, slots, lds_bytes, banks)
+    dut = Bench(lanes, slots, lds_bytes, banks, depth)
     model = Model(slots, lds_bytes, rng)
     span = lds_bytes // 2
     for slot in range(slots):
@@ -382,6 +383,14 @@ def test_random_instructions_match_the_golden_model(lanes, banks, seed):
     names = {ins["name"] for ins in program}
     assert len(names) >= 30
     assert seen["conflicts"] > 0
+
+
+def test_three_results_in_the_fifo_and_write_held_most_of_the_time():
+    """A result FIFO of three entries (the fewest), ``write`` held 70 % of the time: the credits stop the
+    schedule between steps, nothing is lost, repeated or reordered."""
+    rng = random.Random(4)
+    program = [random_instruction(rng, 4, 2048) for _ in range(25)]
+    run(8, program, lds_bytes=2048, hold=0.7, seed=4, depth=3)
 
 
 def single_read(addr_reg: int, slot: int = 0, *, alone: bool = True) -> dict:
