@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.lds import LdsUnit  # noqa: E402
 from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
 from gpgpu_hdl.cu.scalar_alu import PipelinedScalarAlu  # noqa: E402
 from gpgpu_hdl.cu.sgpr_file import SgprFile  # noqa: E402
@@ -55,6 +56,8 @@ DESIGNS = {
                      "SGPR file, inferred block RAMs, output register in the fabric"),
     "lsu": (lambda: BufferUnit(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
             "buffer load/store unit, 16 lanes, 8 slots x 64 VGPRs, 32 dwords in flight"),
+    "lds": (lambda: LdsUnit(lanes=16, slots=8, vgprs=64, lds_bytes=32768, ram="ecp5"),
+            "LDS unit, 16 lanes, 16 banks of 512 dwords (32 KiB), DP16KD output registers"),
 }
 
 
