@@ -88,8 +88,11 @@ def runs(mnemonic: str) -> bool:
 
 _VCC_LO, _M0, _EXEC_LO = 106, 124, 126
 _HW_REG_MODE = 1
-#: the wave's phases
-_FETCH, _WAIT, _READY, _BUSY = range(4)
+#: the control operations after which the next PC is not the next instruction's (no
+#: prefetch; the next fetch waits for them to retire)
+_JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
+          Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.SETPC, Spec.SWAPPC, Spec.ENDPGM, Spec.TRAP,
+          Spec.HALT)
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
 _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: Queues are written without looking at their ``w_rdy``: issue counts what each may hold (one
@@ -211,13 +214,18 @@ class PipelinedComputeUnit(wiring.Component):
         # --- wave state ------------------------------------------------------------------
         def warr(name, shape):
             return Array(Signal(shape, name=f"{name}{i}") for i in range(W))
-        w_live, w_phase, w_bar = warr("w_live", 1), warr("w_phase", 2), warr("w_bar", 1)
+        w_live, w_bar = warr("w_live", 1), warr("w_bar", 1)
+        # fetch: the next instruction's PC when it is known (``w_fpc_ok``: the instruction in
+        # flight, if any, falls through), a fetch under way, the buffer holding it
+        w_fpc, w_fpc_ok = warr("w_fpc", 32), warr("w_fpc_ok", 1)
+        w_fetching, w_buf, w_busy = warr("w_fetching", 1), warr("w_buf", 1), warr("w_busy", 1)
         w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
         w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
         w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
         # the instruction buffer: a decoded instruction per wave
         b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
         b_fmt, b_size8 = warr("b_fmt", 4), warr("b_size8", 1)
+        b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
@@ -284,7 +292,8 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += launcher.wave.ready.eq(1)
         with m.If(launcher.wave.valid):
             s = lw.slot
-            m.d.sync += [w_live[s].eq(1), w_phase[s].eq(_FETCH), w_bar[s].eq(0),
+            m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_busy[s].eq(0), w_buf[s].eq(0),
+                         w_fetching[s].eq(0), w_fpc[s].eq(d.code_address), w_fpc_ok[s].eq(1),
                          w_hold[s].eq(0),
                          w_pc[s].eq(d.code_address), w_exec[s].eq(lw.exec), w_m0[s].eq(0),
                          w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(lw.group),
@@ -305,22 +314,23 @@ class PipelinedComputeUnit(wiring.Component):
 
         f_rr = Signal(range(W))
         f_ready = Signal(W)
-        m.d.comb += f_ready.eq(Cat(w_live[i] & (w_phase[i] == _FETCH) for i in range(W)))
+        m.d.comb += f_ready.eq(Cat(w_live[i] & w_fpc_ok[i] & ~w_fetching[i] & ~w_buf[i]
+                                   for i in range(W)))
         f_pick, f_ok = rotating_pick(f_ready, f_rr, "fetch")
         f_off = Signal(32)
-        m.d.comb += f_off.eq(w_pc[f_pick] - d.code_address)
+        m.d.comb += f_off.eq(w_fpc[f_pick] - d.code_address)
         f1_valid, f1_slot, f1_odd = Signal(), Signal(range(W)), Signal()
         m.d.sync += f1_valid.eq(0)
         with m.If(f_ok & ~stopping):
+            m.d.sync += [w_fpc_ok[f_pick].eq(0), f_rr.eq(Mux(f_pick == W - 1, 0, f_pick + 1))]
             with m.If((f_off >> 2) >= d.code_dwords):
-                m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
-                             trap_slot.eq(f_pick), trap_pc.eq(f_off)]
+                # a trap if the wave gets there (a prefetch past the code's end is harmless)
+                m.d.sync += [w_buf[f_pick].eq(1), b_range[f_pick].eq(1)]
             with m.Else():
                 dw = f_off[2:]
                 m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
                 m.d.sync += [f1_valid.eq(1), f1_slot.eq(f_pick), f1_odd.eq(dw[0]),
-                             w_phase[f_pick].eq(_WAIT),
-                             f_rr.eq(Mux(f_pick == W - 1, 0, f_pick + 1))]
+                             w_fetching[f_pick].eq(1)]
         # the dwords at PC and PC + 4
         d_valid, d_slot, d_inst = Signal(), Signal(range(W)), Signal(64)
         even, odd = banks[0][0].data, banks[1][0].data
@@ -335,7 +345,8 @@ class PipelinedComputeUnit(wiring.Component):
                          b_fmt[d_slot].eq(dec.format),
                          b_size8[d_slot].eq(dec.size64 | d_fields.has_lit |
                                             d_fields.setreg_imm),
-                         w_phase[d_slot].eq(_READY)]
+                         b_range[d_slot].eq(0), w_buf[d_slot].eq(1),
+                         w_fetching[d_slot].eq(0)]
 
         # --- issue -----------------------------------------------------------------------
         smem_busy = Signal()
@@ -354,11 +365,14 @@ class PipelinedComputeUnit(wiring.Component):
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
             ending = (unit == XUnit.SPEC) & (b_ctl[i].spec == Spec.ENDPGM) & (w_vmcnt[i] != 0)
-            m.d.comb += i_ready[i].eq(w_live[i] & (w_phase[i] == _READY) & ~w_bar[i] & room &
-                                      ~held & ~ending)
+            m.d.comb += i_ready[i].eq(w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i] &
+                                      (room | b_range[i]) & ~held & ~ending)
         i_pick, i_ok = rotating_pick(i_ready, i_rr, "issue")
         issue_now = Signal()
-        m.d.comb += issue_now.eq(i_ok & ~stopping & running)
+        m.d.comb += issue_now.eq(i_ok & ~stopping & running & ~b_range[i_pick])
+        with m.If(i_ok & ~stopping & running & b_range[i_pick]):
+            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
+                         trap_slot.eq(i_pick), trap_pc.eq(w_pc[i_pick] - d.code_address)]
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "size8": 1}))
@@ -371,11 +385,20 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
-                         i1.size8.eq(b_size8[i_pick]), w_phase[i_pick].eq(_BUSY),
+                         i1.size8.eq(b_size8[i_pick]), w_busy[i_pick].eq(1),
+                         w_buf[i_pick].eq(0),
                          i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1)),
                          w_hold[i_pick].eq(0)]
             with m.If(b_ctl[i_pick].unit == XUnit.SMEM):
                 m.d.sync += smem_busy.eq(1)
+            # the next instruction is fetched while this one runs, unless this one jumps
+            jump = Signal()
+            with (m.If(b_ctl[i_pick].unit == XUnit.SPEC), m.Switch(b_ctl[i_pick].spec),
+                  m.Case(*_JUMPS)):
+                m.d.comb += jump.eq(1)
+            with m.If(~jump):
+                m.d.sync += [w_fpc[i_pick].eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4)),
+                             w_fpc_ok[i_pick].eq(1)]
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back)]
         with m.If(running), m.If(~issue_now):
@@ -517,12 +540,15 @@ class PipelinedComputeUnit(wiring.Component):
                        for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata")),
                      b_issue.vsharp.eq(Cat(sgprs.data[0], sgprs.data[1])),
                      b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
-        buf_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64})
+        buf_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64, "load": 1,
+                                            "dwords": 3})
         buf_tags = cleared("buf_tags", fifo.SyncFIFOBuffered(width=buf_tag_layout.size,
                                                              depth=W + 1))
         buf_tag_in = Signal(buf_tag_layout)
         m.d.comb += [buf_tags.w_data.eq(buf_tag_in), buf_tag_in.next_pc.eq(next_pc3),
-                     buf_tag_in.pc.eq(pc3), buf_tag_in.inst.eq(i3.inst)]
+                     buf_tag_in.pc.eq(pc3), buf_tag_in.inst.eq(i3.inst),
+                     buf_tag_in.load.eq(ctl.mem == MemKind.LOAD),
+                     buf_tag_in.dwords.eq(ctl.dwords)]
         # a wave's buffer instructions not landed yet
         for i in range(W):
             up = buf_issued & (s3 == i)
@@ -690,14 +716,12 @@ class PipelinedComputeUnit(wiring.Component):
                      buf_rec.pc.eq(buf_tag.pc), buf_rec.inst.eq(buf_tag.inst)]
         # a load's record names its registers; their values follow on ``load_trace``
         m.d.comb += [buf_rec.v_reg.eq(field(Format.MUBUF, "vdata", buf_tag.inst)),
-                     buf_rec.v_count.eq(Mux(b_ctl[sent].mem == MemKind.LOAD,
-                                            b_ctl[sent].dwords, 0)),
-                     buf_rec.v_late.eq(b_ctl[sent].mem == MemKind.LOAD)]
+                     buf_rec.v_count.eq(Mux(buf_tag.load, buf_tag.dwords, 0)),
+                     buf_rec.v_late.eq(buf_tag.load)]
         with m.If(lsu.trap.valid & ~stopping):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
                          trap_slot.eq(lsu.trap.payload.slot),
-                         trap_pc.eq(w_pc[lsu.trap.payload.slot] - d.code_address),
-                         trap_inst.eq(b_inst[lsu.trap.payload.slot])]
+                         trap_pc.eq(buf_tag.pc - d.code_address), trap_inst.eq(buf_tag.inst)]
 
         # --- SMEM: dword requests, answers into the SGPR file -----------------------------
         sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
@@ -807,8 +831,11 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(retire_now):
             m.d.sync += [w_pc[rs].eq(rec.next_pc), w_exec[rs].eq(exec_after),
                          w_m0[rs].eq(m0_after), w_scc[rs].eq(scc_after),
-                         w_mode[rs].eq(mode_after), w_phase[rs].eq(_FETCH),
+                         w_mode[rs].eq(mode_after), w_busy[rs].eq(0),
                          cnt.instructions.eq(cnt.instructions + 1), self.commit.eq(1)]
+            # after a jump (nothing fetched meanwhile) the next fetch is from its target
+            with m.If(~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs]):
+                m.d.sync += [w_fpc[rs].eq(rec.next_pc), w_fpc_ok[rs].eq(1)]
             with m.If(rec.end):
                 m.d.sync += [w_live[rs].eq(0), g_live[grp].eq(g_live[grp] - 1)]
                 with m.If(g_live[grp] == 1):
