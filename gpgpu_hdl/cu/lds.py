@@ -214,7 +214,8 @@ class LdsUnit(wiring.Component):
             raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 3, not "
                              f"{slots}, {vgprs}, {depth}")
         if not set(atomics) <= DS_ATOMICS:
-            raise ValueError(f"atomics must be DS atomic operations, not {sorted(atomics)}")
+            raise ValueError(f"atomics must be DS atomic operations (AtomicOp but CMPSWAP), "
+                             f"not {', '.join(sorted(str(op) for op in atomics))}")
         self._ram = check_style(ram, "ram style")
         self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
         self._lds_bytes, self._banks, self._depth = lds_bytes, banks, depth

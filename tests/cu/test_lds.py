@@ -14,6 +14,7 @@ when every lane hits one bank.
 from __future__ import annotations
 
 import random
+import re
 from collections import deque
 
 import numpy as np
@@ -386,8 +387,8 @@ def test_random_instructions_match_the_golden_model(lanes, banks, seed):
 
 
 def test_three_results_in_the_fifo_and_write_held_most_of_the_time():
-    """A result FIFO of three entries (the fewest), ``write`` held 70 % of the time: the credits stop the
-    schedule between steps, nothing is lost, repeated or reordered."""
+    """A result FIFO of three entries (the fewest), ``write`` held 70 % of the time: the
+    credits stop the schedule between steps, nothing is lost, repeated or reordered."""
     rng = random.Random(4)
     program = [random_instruction(rng, 4, 2048) for _ in range(25)]
     run(8, program, lds_bytes=2048, hold=0.7, seed=4, depth=3)
@@ -427,3 +428,18 @@ def test_read_cycles(lanes, banks):
     assert took == [passes + latency, passes * per_pass + latency, 64 + latency], took
     assert seen["conflicts"] == passes * (per_pass - 1) + 64 - passes
     assert [b - a for a, b in zip(done[3:], done[4:], strict=False)] == [passes] * 3, done
+
+
+def test_parameters_are_checked():
+    for kwargs, message in (({"lanes": 2}, "lanes must be one of 4, 8, 16, not 2"),
+                            ({"banks": 3}, "banks must be one of"),
+                            ({"lds_bytes": 0}, "lds_bytes must be a power of two"),
+                            ({"lds_bytes": 3000}, "lds_bytes must be a power of two"),
+                            ({"lanes": 16, "lds_bytes": 32}, "from 64 (4 x banks)"),
+                            ({"depth": 2}, "depth >= 3"),
+                            ({"atomics": {MemKind.LOAD}}, "atomics must be DS atomic")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            LdsUnit(**kwargs)
+    unit = LdsUnit(lanes=8, lds_bytes=65536, banks=4)
+    assert (unit.lanes, unit.passes, unit.banks, unit.lds_bytes, unit.sources) == \
+        (8, 8, 4, 65536, 3)
