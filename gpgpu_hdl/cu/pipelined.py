@@ -42,7 +42,7 @@ from .core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSi
                    MemRequest, TraceLayout, TrapCause, TrapLayout)
 from .dsp import check_style
 from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
-from .fast_alu import FAST_OPS, FastControl, FastDecode, fast_control
+from .fast_alu import FastControl, FastDecode, fast_control
 from .grid import GridWalker, GroupLayout
 from .launcher import WaveLauncher
 from .lsu import BufferUnit, issue_control
@@ -51,6 +51,7 @@ from .plan import BuildPlan
 from .scalar_alu import LATENCY as SALU_LATENCY
 from .scalar_alu import PipelinedScalarAlu, ScalarDecode
 from .sgpr_file import VCC, SgprFile
+from .slow_unit import SlowVectorUnit
 from .vector_unit import VectorUnit
 from .vgpr_file import VgprFile
 
@@ -60,6 +61,7 @@ __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 #: VALU only for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``; no FP, no LDS, no buffer
 #: memory, no lane access yet.
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
+                   "VALU (the other integer operations, FP32, VOP3 modifiers, lane reads)",
                    "BUF (loads and stores)")
 
 
@@ -78,9 +80,9 @@ def runs(mnemonic: str) -> bool:
     if unit is XUnit.SPEC:
         return spec not in (Spec.MOVRELS, Spec.MOVRELD)
     if unit is XUnit.VALU:
-        return not ctl.get("fpu") and mnemonic in FAST_OPS
+        return True
     if unit is XUnit.VSPEC:
-        return spec in (Spec.V_MOV, Spec.NOP)
+        return spec in (Spec.V_MOV, Spec.NOP, Spec.V_READLANE, Spec.V_READFIRSTLANE)
     if unit is XUnit.BUF:
         return ctl.get("mem") is not MemKind.ATOMIC
     return False
@@ -102,6 +104,10 @@ _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: register). The vector and buffer units' input queues:
 _VALU_QUEUE = 4
 _BUF_QUEUE = 2
+_SLOW_QUEUE = 1
+#: where a decoded vector instruction goes: the fast lanes, the slow unit, or neither (a
+#: no-op, or a trap)
+_TO_FAST, _TO_SLOW, _TO_NONE = range(3)
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
@@ -202,7 +208,12 @@ class PipelinedComputeUnit(wiring.Component):
         m.submodules.valu_decode = fdec = FastDecode()
         launcher = cleared("launcher", WaveLauncher(lanes=L, slots=W, vgprs=NV))
         lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
-        self._vgpr_reads(m, vgprs, [valu, lsu], clear=clear)
+        plan = self._plan
+        slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
+                                              int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
+                                              shifter=cfg.shifter))
+        m.submodules.valu_route = route_decode = FastDecode()
+        self._vgpr_reads(m, vgprs, [valu, lsu, slow], clear=clear)
         if self._shared_grid:
             offer, grid_done = self.groups, self.grid_done
         else:
@@ -226,6 +237,7 @@ class PipelinedComputeUnit(wiring.Component):
         b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
         b_fmt, b_size8 = warr("b_fmt", 4), warr("b_size8", 1)
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
+        b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
@@ -340,8 +352,28 @@ class PipelinedComputeUnit(wiring.Component):
         # --- decode ----------------------------------------------------------------------
         m.d.comb += dec.inst.eq(d_inst)
         d_fields = operand_fields(m, d_inst, dec.format, dec.ctl, name="d_")
+        # which vector unit: the fast lanes, unless it is FP, a slow integer operation, has
+        # VOP3 modifiers (the slow unit applies them) or reads a lane
+        d_path = Signal(2)
+        d_mods = vop3_modifiers(m, d_inst, dec.ctl, name="d_")
+        d_vop3 = dec.format == FORMAT_TAG[Format.VOP3]
+        m.d.comb += route_decode.op.eq(dec.ctl.op)
+        with m.Switch(dec.ctl.unit):
+            with m.Case(XUnit.VALU):
+                m.d.comb += d_path.eq(Mux(dec.ctl.fpu | ~route_decode.fast | (d_vop3 & d_mods),
+                                          _TO_SLOW, _TO_FAST))
+            with m.Case(XUnit.VSPEC), m.Switch(dec.ctl.spec):
+                with m.Case(Spec.V_MOV):
+                    m.d.comb += d_path.eq(Mux(d_vop3 & d_mods, _TO_NONE, _TO_FAST))
+                with m.Case(Spec.V_READLANE, Spec.V_READFIRSTLANE):
+                    m.d.comb += d_path.eq(_TO_SLOW)
+                with m.Default():
+                    m.d.comb += d_path.eq(_TO_NONE)
+            with m.Default():
+                m.d.comb += d_path.eq(_TO_NONE)
         with m.If(d_valid):
             m.d.sync += [b_inst[d_slot].eq(d_inst), b_ctl[d_slot].eq(dec.ctl),
+                         b_path[d_slot].eq(d_path),
                          b_fmt[d_slot].eq(dec.format),
                          b_size8[d_slot].eq(dec.size64 | d_fields.has_lit |
                                             d_fields.setreg_imm),
@@ -354,13 +386,17 @@ class PipelinedComputeUnit(wiring.Component):
         valu_credit_back = Signal()
         buf_credit = Signal(range(_BUF_QUEUE + 1), init=_BUF_QUEUE)
         buf_credit_back = Signal()
+        slow_credit = Signal(range(_SLOW_QUEUE + 1), init=_SLOW_QUEUE)
+        slow_credit_back = Signal()
         i_rr = Signal(range(W))
         i_ready = Signal(W)
         for i in range(W):
             unit = b_ctl[i].unit
+            vector = (unit == XUnit.VALU) | (unit == XUnit.VSPEC)
             room = Mux(unit == XUnit.SMEM, ~smem_busy,
-                       Mux((unit == XUnit.VALU) | (unit == XUnit.VSPEC), valu_credit != 0,
-                           Mux(unit == XUnit.BUF, buf_credit != 0, 1)))
+                       Mux(vector & (b_path[i] == _TO_FAST), valu_credit != 0,
+                           Mux(vector & (b_path[i] == _TO_SLOW), slow_credit != 0,
+                               Mux(unit == XUnit.BUF, buf_credit != 0, 1))))
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
@@ -375,17 +411,20 @@ class PipelinedComputeUnit(wiring.Component):
                          trap_slot.eq(i_pick), trap_pc.eq(w_pc[i_pick] - d.code_address)]
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
-                                       "ctl": DecodedLayout, "fmt": 4, "size8": 1}))
+                                       "ctl": DecodedLayout, "fmt": 4, "size8": 1,
+                                       "path": 2}))
         m.d.sync += i1.valid.eq(issue_now)
-        issue_valu, issue_buf = Signal(), Signal()
-        m.d.comb += [issue_valu.eq(issue_now & ((b_ctl[i_pick].unit == XUnit.VALU) |
-                                                (b_ctl[i_pick].unit == XUnit.VSPEC))),
+        issue_valu, issue_buf, issue_slow = Signal(), Signal(), Signal()
+        picked_vector = (b_ctl[i_pick].unit == XUnit.VALU) | (b_ctl[i_pick].unit == XUnit.VSPEC)
+        m.d.comb += [issue_valu.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_FAST)),
+                     issue_slow.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_SLOW)),
                      issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF) &
                                   (b_ctl[i_pick].mem != MemKind.NOP))]
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
-                         i1.size8.eq(b_size8[i_pick]), w_busy[i_pick].eq(1),
+                         i1.size8.eq(b_size8[i_pick]), i1.path.eq(b_path[i_pick]),
+                         w_busy[i_pick].eq(1),
                          w_buf[i_pick].eq(0),
                          i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1)),
                          w_hold[i_pick].eq(0)]
@@ -400,7 +439,8 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += [w_fpc[i_pick].eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4)),
                              w_fpc_ok[i_pick].eq(1)]
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
-                     buf_credit.eq(buf_credit - issue_buf + buf_credit_back)]
+                     buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
+                     slow_credit.eq(slow_credit - issue_slow + slow_credit_back)]
         with m.If(running), m.If(~issue_now):
             m.d.sync += cnt.idle.eq(cnt.idle + 1)
 
@@ -425,7 +465,7 @@ class PipelinedComputeUnit(wiring.Component):
                     is_sreg = (code < 108) | (code == 251)
                     with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
                         m.d.comb += port_code[0].eq(code)
-                m.d.comb += port_code[1].eq(ops1.cin)
+                m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, ops1.cin))
             with m.Default():
                 m.d.comb += [port_code[0].eq(ops1.src[0]), port_code[1].eq(ops1.src[1])]
                 with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
@@ -457,14 +497,15 @@ class PipelinedComputeUnit(wiring.Component):
         sv = [value_of(s, sgprs.data[s], f"s{s}_") for s in range(2)]
         # vector units: the one scalar register on port 0
         vv = [value_of(s, sgprs.data[0], f"v{s}_") for s in range(3)]
-        cin_value = scalar_value(m, ops.cin, wide=1, isf=0, sgpr=sgprs.data[1], literal=literal,
-                                 exec_=exec3, m0=m03, scc=scc3, name="cin_")
+        cin_value = scalar_value(m, Mux(ctl.fpu, _VCC_LO, ops.cin), wide=1, isf=0,
+                                 sgpr=sgprs.data[1], literal=literal, exec_=exec3, m0=m03,
+                                 scc=scc3, name="cin_")
 
         fmt3 = i3.fmt
         simm16 = i3.inst[0:16]
         illegal = Signal()
-        mods = vop3_modifiers(m, i3.inst, ctl)
-        m.d.comb += illegal.eq(~ctl.legal | ((fmt3 == FORMAT_TAG[Format.VOP3]) & mods))
+        # (VOP3 modifiers: the slow vector unit applies them; v_mov_b32 with them traps below)
+        m.d.comb += illegal.eq(~ctl.legal)
 
         # completions that retire with no further work (control operations)
         spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size,
@@ -523,6 +564,38 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_tag_in.inst.eq(i3.inst), valu_tag_in.dst.eq(ops.vdst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
 
+        # the slow vector unit: the same operands, and MODE, the words, the lane select
+        s_issue = Signal(slow.issue_layout)
+        slow_q = cleared("slow_queue", fifo.SyncFIFOBuffered(width=slow.issue_layout.size,
+                                                             depth=_SLOW_QUEUE + 1))
+        m.d.comb += [slow_q.w_data.eq(s_issue),
+                     slow.issue.valid.eq(slow_q.r_rdy), slow.issue.payload.eq(slow_q.r_data),
+                     slow_q.r_en.eq(slow.issue.ready),
+                     slow_credit_back.eq(slow.issue.ready & slow_q.r_rdy)]
+        m.d.comb += [s_issue.slot.eq(s3), s_issue.control.eq(ctl), s_issue.inst.eq(i3.inst),
+                     s_issue.dst.eq(ops.vdst), s_issue.exec.eq(exec3), s_issue.cin.eq(cin_value),
+                     s_issue.mode.eq(w_mode[s3])]
+        for s in range(3):
+            src = s_issue.srcs[s]
+            m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
+                         src.reg.eq(ops.src[s][:8]), src.value.eq(vv[s])]
+        lane_read = (ctl.unit == XUnit.VSPEC) & ((ctl.spec == Spec.V_READLANE) |
+                                                 (ctl.spec == Spec.V_READFIRSTLANE))
+        slow_tag_layout = data.StructLayout({
+            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "lane_read": 1, "sdst": 8,
+            "next_pc": 32, "pc": 32, "inst": 64, "dst": 8, "v_count": 2})
+        slow_tags = cleared("slow_tags", fifo.SyncFIFOBuffered(width=slow_tag_layout.size,
+                                                               depth=_SLOW_QUEUE + 2))
+        slow_tag_in = Signal(slow_tag_layout)
+        m.d.comb += [slow_tags.w_data.eq(slow_tag_in),
+                     slow_tag_in.slot.eq(s3), slow_tag_in.mask_dst.eq(ops.mask_dst),
+                     slow_tag_in.flags.eq(ctl.vopc | ctl.vop3b), slow_tag_in.cmpx.eq(ctl.cmpx),
+                     slow_tag_in.lane_read.eq(lane_read), slow_tag_in.sdst.eq(ops.sdst),
+                     slow_tag_in.next_pc.eq(next_pc3), slow_tag_in.pc.eq(pc3),
+                     slow_tag_in.inst.eq(i3.inst), slow_tag_in.dst.eq(ops.vdst),
+                     slow_tag_in.v_count.eq(Mux(ctl.vopc | lane_read, 0,
+                                                Mux(ctl.dst_dw == 2, 2, 1)))]
+
         # BUF: the instruction into the buffer unit's queue
         b_issue = Signal(lsu.issue_layout)
         buf_q = cleared("buf_queue", fifo.SyncFIFOBuffered(width=lsu.issue_layout.size,
@@ -571,13 +644,19 @@ class PipelinedComputeUnit(wiring.Component):
                     m.d.sync += salu_in.valid.eq(1)
                     m.d.comb += salu_tags.w_en.eq(1)
                 with m.Case(XUnit.VALU, XUnit.VSPEC):
-                    with m.If(ctl.fpu | (~fdec.fast & ~is_move) |
-                              ((ops.vdst >= NV) & ~ctl.vopc)):
+                    writes = ~ctl.vopc & ~((ctl.unit == XUnit.VSPEC) &
+                                           (ctl.spec != Spec.V_MOV))
+                    with m.If(((ops.vdst >= NV) & writes) | (i3.path == _TO_NONE) &
+                              (ctl.spec != Spec.NOP)):
                         m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
                                      trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
                                      trap_inst.eq(i3.inst)]
-                    with m.Else():
+                    with m.Elif(i3.path == _TO_FAST):
                         m.d.comb += [valu_q.w_en.eq(1), valu_tags.w_en.eq(1)]
+                    with m.Elif(i3.path == _TO_SLOW):
+                        m.d.comb += [slow_q.w_en.eq(1), slow_tags.w_en.eq(1)]
+                    with m.Else():          # v_nop, v_clrexcp
+                        m.d.comb += [*base_rec, spec_q.w_en.eq(1)]
                 with m.Case(XUnit.SMEM):
                     off = Mux(field(Format.SMRD, "imm", i3.inst[:32]),
                               field(Format.SMRD, "offset", i3.inst[:32]) << 2,
@@ -704,6 +783,24 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_rec.exec_w.eq(valu_tag.cmpx), valu_rec.exec.eq(valu.done.payload.flags),
                      valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.dst)]
 
+        # --- slow vector unit results --------------------------------------------------------
+        slow_dq = cleared("slow_done_queue",
+                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
+        slow_rec = Signal(retire_layout)
+        slow_tag = Signal(slow_tag_layout)
+        m.d.comb += [slow_tag.eq(slow_tags.r_data), slow_dq.w_data.eq(slow_rec),
+                     slow_dq.w_en.eq(slow.done.valid), slow_tags.r_en.eq(slow.done.valid)]
+        m.d.comb += [slow_rec.slot.eq(slow_tag.slot), slow_rec.next_pc.eq(slow_tag.next_pc),
+                     slow_rec.pc.eq(slow_tag.pc), slow_rec.inst.eq(slow_tag.inst),
+                     slow_rec.sw.eq(slow_tag.flags | slow_tag.lane_read),
+                     slow_rec.sw_code.eq(Mux(slow_tag.lane_read, slow_tag.sdst,
+                                             slow_tag.mask_dst)),
+                     slow_rec.sw_wide.eq(~slow_tag.lane_read),
+                     slow_rec.sw_data.eq(Mux(slow_tag.lane_read, slow.done.payload.sresult,
+                                             slow.done.payload.flags)),
+                     slow_rec.exec_w.eq(slow_tag.cmpx), slow_rec.exec.eq(slow.done.payload.flags),
+                     slow_rec.v_count.eq(slow_tag.v_count), slow_rec.v_reg.eq(slow_tag.dst)]
+
         # --- BUF: an instruction retires when its requests are queued -------------------
         buf_dq = cleared("buf_done_queue",
                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
@@ -776,17 +873,20 @@ class PipelinedComputeUnit(wiring.Component):
         pick_valu = valu_dq.r_rdy
         pick_salu = ~pick_valu & salu_q.r_rdy
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
-        pick_spec = ~pick_valu & ~pick_salu & ~pick_buf & spec_q.r_rdy
-        pick_smem = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_spec & sm_done
+        pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
+        pick_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & spec_q.r_rdy
+        pick_smem = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_spec & sm_done
         retire_now = Signal()
-        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_spec | pick_smem) &
-                                  ~stopping)
+        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_spec |
+                                   pick_smem) & ~stopping)
         m.d.comb += rec.eq(Mux(pick_valu, valu_dq.r_data,
                                Mux(pick_salu, salu_q.r_data,
                                    Mux(pick_buf, buf_dq.r_data,
-                                       Mux(pick_spec, spec_q.r_data, smem_rec)))))
+                                       Mux(pick_slow, slow_dq.r_data,
+                                           Mux(pick_spec, spec_q.r_data, smem_rec))))))
         m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
-                     buf_dq.r_en.eq(pick_buf), spec_q.r_en.eq(pick_spec)]
+                     buf_dq.r_en.eq(pick_buf), slow_dq.r_en.eq(pick_slow),
+                     spec_q.r_en.eq(pick_spec)]
         with m.If(pick_smem):
             m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
 
@@ -863,6 +963,8 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [vw.valid.eq(1), vw.payload.eq(valu.write.payload)]
         with m.Elif(lsu.fill.valid):
             m.d.comb += [lsu.fill.ready.eq(1), vw.valid.eq(1), vw.payload.eq(lsu.fill.payload)]
+        with m.Elif(slow.write.valid):
+            m.d.comb += [slow.write.ready.eq(1), vw.valid.eq(1), vw.payload.eq(slow.write.payload)]
         with m.Else():
             m.d.comb += [launcher.vgpr.ready.eq(1), vw.valid.eq(launcher.vgpr.valid),
                          vw.payload.eq(launcher.vgpr.payload)]
@@ -885,14 +987,15 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(clear):
             m.d.sync += [f1_valid.eq(0), d_valid.eq(0), i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
+                         slow_credit.eq(_SLOW_QUEUE),
                          sm.issuing.eq(0), sm.writing.eq(0), salu_valid.eq(0),
                          salu_in.valid.eq(0)]
 
         # --- the commit trace (simulation) --------------------------------------------------
         if tr is not None:
             self._elaborate_trace(m, tr, rec, retire_now, exec_after, m0_after, scc_after,
-                                  mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp,
-                                  g_id, d)
+                                  mode_after, (valu, slow), sm_data, sgprs, w_exec, w_wave,
+                                  w_grp, g_id, d)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
 
@@ -950,9 +1053,9 @@ class PipelinedComputeUnit(wiring.Component):
         return rsp.valid & ~loading & ~who.r_data
 
     def _elaborate_trace(self, m, tr, rec, retire_now, exec_after, m0_after, scc_after,
-                         mode_after, valu, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d):
+                         mode_after, units, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d):
         """The commit record of each retired instruction: the vector results are collected
-        per wave slot from the vector unit's writes, VCC from the SGPR file's writes."""
+        per wave slot from the vector units' writes, VCC from the SGPR file's writes."""
         W, L = self._config.wave_slots, self._config.lanes
         rs = rec.slot
         # VCC of each slot, as the SGPR file's writes leave it
@@ -976,14 +1079,17 @@ class PipelinedComputeUnit(wiring.Component):
         # the vector unit's results, per slot: two dwords of 64 lanes
         vdata = [Signal(2 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
         vdst = Array(Signal(8, name=f"tr_vdst{i}") for i in range(W))
-        wr = valu.write
-        with m.If(valu.issue.valid & valu.issue.ready):
-            m.d.sync += vdst[valu.issue.payload.slot].eq(valu.issue.payload.dst)
-        for i in range(W):
-            with m.If(wr.valid & (wr.payload.slot == i)):
-                dw = wr.payload.reg != vdst[i]
-                m.d.sync += vdata[i].word_select(Cat(wr.payload.pass_, dw),
-                                                 32 * L).eq(wr.payload.data)
+        for unit in units:
+            with m.If(unit.issue.valid & unit.issue.ready):
+                m.d.sync += vdst[unit.issue.payload.slot].eq(unit.issue.payload.dst)
+            wr = unit.write
+            for i in range(W):
+                with m.If(wr.valid & wr.ready & (wr.payload.slot == i)):
+                    dw = wr.payload.reg != vdst[i]
+                    word = vdata[i].word_select(Cat(wr.payload.pass_, dw), 32 * L)
+                    for j in range(L):
+                        with m.If(wr.payload.mask[j]):
+                            m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
             m.d.sync += [tr.slot.eq(rs), tr.pc.eq(rec.pc - d.code_address), tr.inst.eq(rec.inst),
                          tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),

@@ -91,10 +91,41 @@ def test_random_stream_matches_golden_model(seed, lanes):
     assert np.array_equal(run.memory[0], run.emu_memory[0])
 
 
+#: FP32, slow integer operations, VOP3 modifiers and lane reads: the slow vector unit
+SLOW_PROGRAM = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    v_cvt_f32_u32 v1, v0
+    v_mul_f32 v2, 0.5, v1
+    v_mac_f32 v2, v1, v1
+    v_cmp_gt_f32 vcc, 10.0, v2
+    v_cndmask_b32 v3, v1, v2, vcc
+    v_bcnt_u32_b32_e64 v4, v0, 3
+    v_mul_f32 v5, -v1, |v2|
+    v_readfirstlane_b32 s8, v3
+    v_readlane_b32 s9, v2, 37
+    v_add_f32 v6, s8, v2
+    v_rcp_f32 v7, v6
+    v_med3_i32 v8, v0, v4, 7
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes", [4])
+def test_slow_vector_unit_program_matches_golden_model(lanes):
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), SLOW_PROGRAM,
+                     np.arange(64, dtype=np.uint32), global_size=128, local_size=128,
+                     latency=(1, 4), seed=lanes)
+    assert run.trap.cause == TrapCause.NONE
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    assert len(run.records) == len(run.emu_records)
+
+
 def test_outside_the_unit_traps_with_pc_and_instruction():
     run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), """
         v_mov_b32 v1, 1.0
-        v_add_f32 v2, v1, v1
+        ds_read_b32 v2, v1
         s_endpgm
     """, np.zeros(1, np.uint32))
     assert run.trap.cause == TrapCause.ILLEGAL
