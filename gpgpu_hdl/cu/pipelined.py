@@ -45,6 +45,8 @@ from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, co
 from .fast_alu import FastControl, FastDecode, fast_control
 from .grid import GridWalker, GroupLayout
 from .launcher import WaveLauncher
+from .lds import LdsUnit
+from .lds import issue_control as lds_issue_control
 from .lsu import BufferUnit, issue_control
 from .operands import field, operand_fields, scalar_value, vop3_modifiers
 from .plan import BuildPlan
@@ -62,7 +64,7 @@ __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 #: memory, no lane access yet.
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
                    "VALU (the other integer operations, FP32, VOP3 modifiers, lane reads)",
-                   "BUF (loads and stores)")
+                   "BUF (loads and stores)", "DS (the LDS)")
 
 
 
@@ -85,7 +87,7 @@ def runs(mnemonic: str) -> bool:
         return spec in (Spec.V_MOV, Spec.NOP, Spec.V_READLANE, Spec.V_READFIRSTLANE)
     if unit is XUnit.BUF:
         return ctl.get("mem") is not MemKind.ATOMIC
-    return False
+    return unit is XUnit.DS
 
 
 _VCC_LO, _M0, _EXEC_LO = 106, 124, 126
@@ -105,6 +107,7 @@ _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 _VALU_QUEUE = 4
 _BUF_QUEUE = 2
 _SLOW_QUEUE = 1
+_LDS_QUEUE = 1
 #: where a decoded vector instruction goes: the fast lanes, the slow unit, or neither (a
 #: no-op, or a trap)
 _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
@@ -213,7 +216,13 @@ class PipelinedComputeUnit(wiring.Component):
                                               int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
                                               shifter=cfg.shifter))
         m.submodules.valu_route = route_decode = FastDecode()
-        self._vgpr_reads(m, vgprs, [valu, lsu, slow], clear=clear)
+        has_lds = plan.lds and cfg.lds_bytes > 0
+        lds = None
+        if has_lds:
+            lds = cleared("lds", LdsUnit(lanes=L, slots=W, vgprs=NV, lds_bytes=cfg.lds_bytes,
+                                         atomics=plan.lds_atomics, ram=self._ram))
+        self._vgpr_reads(m, vgprs, [valu, lsu, slow] + ([lds] if has_lds else []),
+                         clear=clear)
         if self._shared_grid:
             offer, grid_done = self.groups, self.grid_done
         else:
@@ -242,6 +251,7 @@ class PipelinedComputeUnit(wiring.Component):
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
         g_id = warr("g_id", data.ArrayLayout(32, 3))
+        g_lds = warr("g_lds", range(max(cfg.lds_bytes, 1)))     # the workgroup's LDS base
 
         stopping = Signal()           # a trap or an abort: no further issue
         trap = self.trap
@@ -312,7 +322,8 @@ class PipelinedComputeUnit(wiring.Component):
                          w_wave[s].eq(lw.wave)]
             with m.If(lw.first):
                 m.d.sync += [g_live[lw.group].eq(lw.waves), g_arrived[lw.group].eq(0),
-                             g_id[lw.group].eq(lw.id)]
+                             g_id[lw.group].eq(lw.id),
+                             g_lds[lw.group].eq(lw.group * d.lds_bytes)]
 
         # --- fetch -----------------------------------------------------------------------
         def rotating_pick(ready, rr, name):
@@ -388,6 +399,8 @@ class PipelinedComputeUnit(wiring.Component):
         buf_credit_back = Signal()
         slow_credit = Signal(range(_SLOW_QUEUE + 1), init=_SLOW_QUEUE)
         slow_credit_back = Signal()
+        lds_credit = Signal(range(_LDS_QUEUE + 1), init=_LDS_QUEUE)
+        lds_credit_back = Signal()
         i_rr = Signal(range(W))
         i_ready = Signal(W)
         for i in range(W):
@@ -396,7 +409,8 @@ class PipelinedComputeUnit(wiring.Component):
             room = Mux(unit == XUnit.SMEM, ~smem_busy,
                        Mux(vector & (b_path[i] == _TO_FAST), valu_credit != 0,
                            Mux(vector & (b_path[i] == _TO_SLOW), slow_credit != 0,
-                               Mux(unit == XUnit.BUF, buf_credit != 0, 1))))
+                               Mux(unit == XUnit.BUF, buf_credit != 0,
+                                   Mux(unit == XUnit.DS, lds_credit != 0, 1)))))
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
@@ -414,10 +428,11 @@ class PipelinedComputeUnit(wiring.Component):
                                        "ctl": DecodedLayout, "fmt": 4, "size8": 1,
                                        "path": 2}))
         m.d.sync += i1.valid.eq(issue_now)
-        issue_valu, issue_buf, issue_slow = Signal(), Signal(), Signal()
+        issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
         picked_vector = (b_ctl[i_pick].unit == XUnit.VALU) | (b_ctl[i_pick].unit == XUnit.VSPEC)
         m.d.comb += [issue_valu.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_FAST)),
                      issue_slow.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_SLOW)),
+                     issue_lds.eq(issue_now & (b_ctl[i_pick].unit == XUnit.DS)),
                      issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF) &
                                   (b_ctl[i_pick].mem != MemKind.NOP))]
         with m.If(issue_now):
@@ -440,7 +455,8 @@ class PipelinedComputeUnit(wiring.Component):
                              w_fpc_ok[i_pick].eq(1)]
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
-                     slow_credit.eq(slow_credit - issue_slow + slow_credit_back)]
+                     slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
+                     lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
         with m.If(running), m.If(~issue_now):
             m.d.sync += cnt.idle.eq(cnt.idle + 1)
 
@@ -596,6 +612,33 @@ class PipelinedComputeUnit(wiring.Component):
                      slow_tag_in.v_count.eq(Mux(ctl.vopc | lane_read, 0,
                                                 Mux(ctl.dst_dw == 2, 2, 1)))]
 
+        # DS: the instruction into the LDS unit's queue
+        if has_lds:
+            l_issue = Signal(lds.issue.payload.shape())
+            lds_q = cleared("lds_queue", fifo.SyncFIFOBuffered(width=l_issue.shape().size,
+                                                               depth=_LDS_QUEUE + 1))
+            m.d.comb += [lds_q.w_data.eq(l_issue),
+                         lds.issue.valid.eq(lds_q.r_rdy), lds.issue.payload.eq(lds_q.r_data),
+                         lds_q.r_en.eq(lds.issue.ready),
+                         lds_credit_back.eq(lds.issue.ready & lds_q.r_rdy)]
+            limit = Mux(m03 < d.lds_bytes, m03, d.lds_bytes)
+            m.d.comb += [*lds_issue_control(l_issue, ctl), l_issue.slot.eq(s3),
+                         *(getattr(l_issue, f).eq(field(Format.DS, f, i3.inst))
+                           for f in ("offset0", "offset1", "addr", "data0", "data1", "vdst")),
+                         l_issue.base.eq(g_lds[w_grp[s3]]), l_issue.limit.eq(limit),
+                         l_issue.exec.eq(exec3)]
+            lds_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64,
+                                                "vdst": 8, "v_count": 3})
+            lds_tags = cleared("lds_tags", fifo.SyncFIFOBuffered(width=lds_tag_layout.size,
+                                                                 depth=W + 1))
+            lds_tag_in = Signal(lds_tag_layout)
+            returns = (ctl.mem == MemKind.LOAD) | ((ctl.mem == MemKind.ATOMIC) & ctl.rtn)
+            m.d.comb += [lds_tags.w_data.eq(lds_tag_in), lds_tag_in.next_pc.eq(next_pc3),
+                         lds_tag_in.pc.eq(pc3), lds_tag_in.inst.eq(i3.inst),
+                         lds_tag_in.vdst.eq(field(Format.DS, "vdst", i3.inst)),
+                         lds_tag_in.v_count.eq(Mux(returns, Mux(ctl.two, 2, 1) * ctl.dwords,
+                                                   0))]
+
         # BUF: the instruction into the buffer unit's queue
         b_issue = Signal(lsu.issue_layout)
         buf_q = cleared("buf_queue", fifo.SyncFIFOBuffered(width=lsu.issue_layout.size,
@@ -734,6 +777,14 @@ class PipelinedComputeUnit(wiring.Component):
                                      trap_inst.eq(i3.inst)]
                     with m.Else():
                         m.d.comb += spec_q.w_en.eq(1)
+                if has_lds:
+                    with m.Case(XUnit.DS):
+                        with m.If(field(Format.DS, "gds", i3.inst)):
+                            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
+                                         trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
+                                         trap_inst.eq(i3.inst)]
+                        with m.Else():
+                            m.d.comb += [lds_q.w_en.eq(1), lds_tags.w_en.eq(1)]
                 with m.Case(XUnit.BUF):
                     unsupported = ((ctl.mem == MemKind.ATOMIC) |
                                    field(Format.MUBUF, "lds", i3.inst) |
@@ -800,6 +851,22 @@ class PipelinedComputeUnit(wiring.Component):
                                              slow.done.payload.flags)),
                      slow_rec.exec_w.eq(slow_tag.cmpx), slow_rec.exec.eq(slow.done.payload.flags),
                      slow_rec.v_count.eq(slow_tag.v_count), slow_rec.v_reg.eq(slow_tag.dst)]
+
+        # --- LDS results ---------------------------------------------------------------------
+        if has_lds:
+            lds_dq = cleared("lds_done_queue",
+                             fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
+            lds_rec = Signal(retire_layout)
+            lds_tag = Signal(lds_tag_layout)
+            m.d.comb += [lds_tag.eq(lds_tags.r_data), lds_dq.w_data.eq(lds_rec),
+                         lds_dq.w_en.eq(lds.done.valid), lds_tags.r_en.eq(lds.done.valid),
+                         lds_rec.slot.eq(lds.done.payload.slot),
+                         lds_rec.next_pc.eq(lds_tag.next_pc), lds_rec.pc.eq(lds_tag.pc),
+                         lds_rec.inst.eq(lds_tag.inst), lds_rec.v_reg.eq(lds_tag.vdst),
+                         lds_rec.v_count.eq(lds_tag.v_count)]
+            lds_ready, lds_data = lds_dq.r_rdy, lds_dq.r_data
+        else:
+            lds_ready, lds_data = Const(0), Const(0, retire_layout.size)
 
         # --- BUF: an instruction retires when its requests are queued -------------------
         buf_dq = cleared("buf_done_queue",
@@ -874,19 +941,24 @@ class PipelinedComputeUnit(wiring.Component):
         pick_salu = ~pick_valu & salu_q.r_rdy
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
         pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
-        pick_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & spec_q.r_rdy
-        pick_smem = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_spec & sm_done
+        pick_lds = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & lds_ready
+        before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
+        pick_spec = before_spec & spec_q.r_rdy
+        pick_smem = before_spec & ~pick_spec & sm_done
         retire_now = Signal()
-        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_spec |
-                                   pick_smem) & ~stopping)
+        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
+                                   pick_spec | pick_smem) & ~stopping)
         m.d.comb += rec.eq(Mux(pick_valu, valu_dq.r_data,
                                Mux(pick_salu, salu_q.r_data,
                                    Mux(pick_buf, buf_dq.r_data,
                                        Mux(pick_slow, slow_dq.r_data,
-                                           Mux(pick_spec, spec_q.r_data, smem_rec))))))
+                                           Mux(pick_lds, lds_data,
+                                               Mux(pick_spec, spec_q.r_data, smem_rec)))))))
         m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
                      buf_dq.r_en.eq(pick_buf), slow_dq.r_en.eq(pick_slow),
                      spec_q.r_en.eq(pick_spec)]
+        if has_lds:
+            m.d.comb += lds_dq.r_en.eq(pick_lds)
         with m.If(pick_smem):
             m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
 
@@ -965,6 +1037,10 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [lsu.fill.ready.eq(1), vw.valid.eq(1), vw.payload.eq(lsu.fill.payload)]
         with m.Elif(slow.write.valid):
             m.d.comb += [slow.write.ready.eq(1), vw.valid.eq(1), vw.payload.eq(slow.write.payload)]
+        if has_lds:
+            with m.Elif(lds.write.valid):
+                m.d.comb += [lds.write.ready.eq(1), vw.valid.eq(1),
+                             vw.payload.eq(lds.write.payload)]
         with m.Else():
             m.d.comb += [launcher.vgpr.ready.eq(1), vw.valid.eq(launcher.vgpr.valid),
                          vw.payload.eq(launcher.vgpr.payload)]
@@ -987,15 +1063,17 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(clear):
             m.d.sync += [f1_valid.eq(0), d_valid.eq(0), i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
-                         slow_credit.eq(_SLOW_QUEUE),
+                         slow_credit.eq(_SLOW_QUEUE), lds_credit.eq(_LDS_QUEUE),
                          sm.issuing.eq(0), sm.writing.eq(0), salu_valid.eq(0),
                          salu_in.valid.eq(0)]
 
         # --- the commit trace (simulation) --------------------------------------------------
         if tr is not None:
             self._elaborate_trace(m, tr, rec, retire_now, exec_after, m0_after, scc_after,
-                                  mode_after, (valu, slow), sm_data, sgprs, w_exec, w_wave,
-                                  w_grp, g_id, d)
+                                  mode_after,
+                                  [(valu, "dst"), (slow, "dst")] +
+                                  ([(lds, "vdst")] if has_lds else []),
+                                  sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
 
@@ -1077,15 +1155,15 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(retire_now & rec.sw & (rec.sw_code == VCC + 1)):
             m.d.comb += vcc_after.eq(Cat(vcc[rs][:32], rec.sw_data[:32]))
         # the vector unit's results, per slot: two dwords of 64 lanes
-        vdata = [Signal(2 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
+        vdata = [Signal(4 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
         vdst = Array(Signal(8, name=f"tr_vdst{i}") for i in range(W))
-        for unit in units:
+        for unit, dst in units:
             with m.If(unit.issue.valid & unit.issue.ready):
-                m.d.sync += vdst[unit.issue.payload.slot].eq(unit.issue.payload.dst)
+                m.d.sync += vdst[unit.issue.payload.slot].eq(getattr(unit.issue.payload, dst))
             wr = unit.write
             for i in range(W):
                 with m.If(wr.valid & wr.ready & (wr.payload.slot == i)):
-                    dw = wr.payload.reg != vdst[i]
+                    dw = (wr.payload.reg - vdst[i])[:2]
                     word = vdata[i].word_select(Cat(wr.payload.pass_, dw), 32 * L)
                     for j in range(L):
                         with m.If(wr.payload.mask[j]):
@@ -1107,4 +1185,4 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += [tr.s_data[0].eq(rec.sw_data[:32]),
                              tr.s_data[1].eq(rec.sw_data[32:])]
             vsel = Array(vdata)[rs]
-            m.d.sync += [tr.v_data[0].eq(vsel[:64 * 32]), tr.v_data[1].eq(vsel[64 * 32:])]
+            m.d.sync += tr.v_data.eq(vsel)

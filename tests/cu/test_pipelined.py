@@ -122,10 +122,46 @@ def test_slow_vector_unit_program_matches_golden_model(lanes):
     assert len(run.records) == len(run.emu_records)
 
 
+#: the LDS: writes, a barrier, reads of other waves' data, read2, a returning atomic
+LDS_PROGRAM = """
+    v_lshlrev_b32 v1, 2, v0
+    s_mov_b32 m0, -1
+    ds_write_b32 v1, v0
+    s_waitcnt lgkmcnt(0)
+    s_barrier
+    v_xor_b32 v2, 0x104, v1
+    ds_read_b32 v3, v2
+    ds_read2_b32 v[4:5], v1 offset0:1 offset1:3
+    s_waitcnt lgkmcnt(0)
+    s_barrier
+    ds_add_rtn_u32 v6, v1, v0
+    s_waitcnt lgkmcnt(0)
+    ds_read_u8 v7, v1 offset:1
+    s_waitcnt lgkmcnt(0)
+    s_barrier
+    ds_write_b16 v2, v6 offset:2
+    s_waitcnt lgkmcnt(0)
+    s_barrier
+    ds_read_b64 v[8:9], v1
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes", [8])
+def test_lds_program_matches_golden_model(lanes):
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), LDS_PROGRAM,
+                     np.zeros(1, np.uint32), global_size=256, local_size=128,
+                     latency=(1, 4), seed=lanes, workgroup_group_segment_byte_size=512)
+    assert run.trap.cause == TrapCause.NONE
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    assert len(run.records) == len(run.emu_records)
+
+
 def test_outside_the_unit_traps_with_pc_and_instruction():
     run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), """
         v_mov_b32 v1, 1.0
-        ds_read_b32 v2, v1
+        s_movrels_b32 s1, s2
         s_endpgm
     """, np.zeros(1, np.uint32))
     assert run.trap.cause == TrapCause.ILLEGAL
