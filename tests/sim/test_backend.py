@@ -86,3 +86,35 @@ def test_outside_the_rtl_traps_with_pc_and_instruction(rtl_device):
         suite.run_device(case, rtl_device(), case.inputs())
     assert f"at pc {first.offset:#x}" in str(info.value)
     assert first.info.mnemonic in str(info.value)
+
+
+def _pipelined_cases():
+    """The suite cases whose instructions the pipelined unit runs (opt-in: ``-m slow``)."""
+    from gpgpu_hdl.cu.pipelined import runs
+    from tests._suite import mnemonics
+    return [pytest.param(c, id=c.name, marks=pytest.mark.slow) for c in suite.CASES
+            if all(runs(m) for m in mnemonics(c))]
+
+
+@pytest.fixture(scope="module")
+def pipelined_device():
+    """A factory of ``Device("verilator")`` on the 16-lane pipelined unit (built once)."""
+    from gpgpu_hdl.config import CuConfig
+    config = CuConfig(lanes=16, pipeline=True)
+    Device("verilator", config=config).backend.build()
+    return lambda **kw: Device("verilator", config=config, **kw)
+
+
+@pytest.mark.parametrize("case", _pipelined_cases())
+def test_case_matches_emulator_on_the_pipelined_unit(case, pipelined_device):
+    inputs = case.inputs()
+    want, emu = suite.run_device(case, Device("emu"), inputs, trace=True)
+    got, run = suite.run_device(case, pipelined_device(max_cycles=cycle_limit(case)), inputs,
+                                trace=True)
+    for e, r in zip(emu.results, run.results, strict=True):
+        assert len(r.trace) == len(e.trace.records) > 0
+        problems = compare_traces(e.trace.records, r.trace)
+        assert not problems, "\n".join(map(str, problems))
+    for name, ref in want.items():
+        assert np.array_equal(np.asarray(got[name]).view(np.uint8),
+                              np.asarray(ref).view(np.uint8)), f"{case.name}: {name} differs"
