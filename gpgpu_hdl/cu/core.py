@@ -44,8 +44,8 @@ from .salu import ScalarAlu
 from .valu import IntLaneAlu
 
 __all__ = ["MemRequest", "MemResponse", "MemoryPortSignature", "VMEM_QUEUE", "DispatchLayout",
-           "TrapLayout", "TraceLayout", "CountersLayout", "TrapCause", "ComputeUnit",
-           "SGPR_SPACE"]
+           "TrapLayout", "TraceLayout", "CountersLayout", "TrapCause", "unit_members",
+           "ComputeUnit", "SGPR_SPACE"]
 
 #: Scalar operand codes per wave slot in the SGPR file (s0..s103 are used).
 SGPR_SPACE = 128
@@ -130,6 +130,29 @@ TraceLayout = _trace_layout()
 LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lane": 6, "value": 32})
 
 
+def unit_members(*, trace: bool, shared_grid: bool) -> dict:
+    """The ports of a compute unit (:class:`ComputeUnit`, and the pipelined unit, which has the
+    same contract): see :class:`ComputeUnit`'s members."""
+    members = {
+        "mem": Out(MemoryPortSignature()),
+        "start": In(1),
+        "abort": In(1),
+        "dispatch": In(DispatchLayout),
+        "busy": Out(1),
+        "done": Out(1),
+        "trap": Out(TrapLayout),
+        "counters": Out(CountersLayout),
+        "commit": Out(1),
+    }
+    if trace:
+        members["trace"] = Out(TraceLayout)
+        members["load_trace"] = Out(LoadTraceLayout)
+    if shared_grid:
+        members["groups"] = In(stream.Signature(GroupLayout))
+        members["grid_done"] = In(1)
+    return members
+
+
 class ComputeUnit(wiring.Component):
     """One compute unit.
 
@@ -183,24 +206,7 @@ class ComputeUnit(wiring.Component):
         self._plan = BuildPlan.of(self._config.profile, lds_bytes=self._config.lds_bytes)
         self._trace = trace
         self._shared_grid = shared_grid
-        members = {
-            "mem": Out(MemoryPortSignature()),
-            "start": In(1),
-            "abort": In(1),
-            "dispatch": In(DispatchLayout),
-            "busy": Out(1),
-            "done": Out(1),
-            "trap": Out(TrapLayout),
-            "counters": Out(CountersLayout),
-            "commit": Out(1),
-        }
-        if trace:
-            members["trace"] = Out(TraceLayout)
-            members["load_trace"] = Out(LoadTraceLayout)
-        if shared_grid:
-            members["groups"] = In(stream.Signature(GroupLayout))
-            members["grid_done"] = In(1)
-        super().__init__(members)
+        super().__init__(unit_members(trace=trace, shared_grid=shared_grid))
 
     @property
     def config(self) -> CuConfig:

@@ -33,17 +33,15 @@ The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.W
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, fifo, memory, stream, wiring
-from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
 from ..isa.formats import Format
 from ..isa.table import TABLE
-from .core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSignature,
-                   MemRequest, TraceLayout, TrapCause, TrapLayout)
+from .core import MemRequest, TrapCause, unit_members
 from .dsp import check_style
 from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
 from .fast_alu import FastControl, FastDecode, fast_control
-from .grid import GridWalker, GroupLayout
+from .grid import GridWalker
 from .launcher import WaveLauncher
 from .lds import LdsUnit
 from .lds import issue_control as lds_issue_control
@@ -144,24 +142,7 @@ class PipelinedComputeUnit(wiring.Component):
         self._shared_grid = shared_grid
         self._dsp = check_style(dsp, "dsp")
         self._ram = check_style(ram, "ram style")
-        members = {
-            "mem": Out(MemoryPortSignature()),
-            "start": In(1),
-            "abort": In(1),
-            "dispatch": In(DispatchLayout),
-            "busy": Out(1),
-            "done": Out(1),
-            "trap": Out(TrapLayout),
-            "counters": Out(CountersLayout),
-            "commit": Out(1),
-        }
-        if trace:
-            members["trace"] = Out(TraceLayout)
-            members["load_trace"] = Out(LoadTraceLayout)
-        if shared_grid:
-            members["groups"] = In(stream.Signature(GroupLayout))
-            members["grid_done"] = In(1)
-        super().__init__(members)
+        super().__init__(unit_members(trace=trace, shared_grid=shared_grid))
 
     @property
     def config(self) -> CuConfig:
