@@ -36,7 +36,7 @@ from ..isa.formats import VOP3B, Format
 from .decode import FORMAT_TAG, AtomicOp, Decoder, MemKind, Spec, XUnit
 from .fpu.unit import FpLaneUnit
 from .grid import GridWalker, GroupLayout
-from .launcher import sgpr_init_values
+from .abi import sgpr_init_values
 from .operands import INLINE_F32, INLINE_F64_HI, operand_fields, vop3_modifiers
 from .operands import field as _field
 from .plan import BuildPlan

@@ -4,61 +4,24 @@ docs/pipeline.md): the hardware dispatcher's per-workgroup half.
 :class:`WaveLauncher` takes the workgroups a :class:`~gpgpu_hdl.cu.grid.GridWalker` offers, one
 at a time, when the unit has wave slots and a workgroup context free for all of its waves, and
 starts each wave as the code object's header asks (the ABI of
-:func:`gpgpu_hdl.dispatch.wave_start`): its SGPRs (:func:`sgpr_init_values`, one dword a cycle
+:func:`gpgpu_hdl.dispatch.wave_start`): its SGPRs (:func:`~.abi.sgpr_init_values`, one dword a cycle
 into the SGPR file's write port), ``v0``..``v2`` with the work-item ids (a pass of ``lanes``
 lanes at a time into the VGPR file), then the wave itself, handed to the unit on ``wave``.
 The ids are stepped one lane a cycle, as the multi-cycle unit does, so a wave takes about
 ``64 x (ids + 1)`` cycles to start; the unit runs the waves already started meanwhile.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
+from .abi import sgpr_init_values
 from .grid import GroupLayout
+from .core import DispatchLayout
 from .sgpr_file import sgpr_layouts
 from .vgpr_file import vgpr_layouts
 
-__all__ = ["sgpr_init_values", "WaveLauncher"]
-
-
-def sgpr_init_values(d, *, group_id, nwaves, wave) -> tuple[list, list[tuple]]:
-    """The dwords a wave's SGPRs start with, in the fixed order of the header's slots:
-    ``(enable, value, restart)`` each, ``enable`` a bit of ``d.user_enables`` or
-    ``d.system_enables``; the enabled ones fill ``s0``, ``s1``, ... and the first system
-    value (``restart``) starts again at ``s[d.user_sgpr_count]``.
-
-    ``d`` is a :data:`~gpgpu_hdl.cu.core.DispatchLayout` value, ``group_id`` the workgroup's
-    three ids, ``nwaves`` its wave count and ``wave`` the wave's index in it. Returns the
-    statements that compute the shared terms (for ``m.d.comb``) and the list."""
-    scratch_on = Signal(name="scratch_on")
-    dw3 = Signal(32, name="dw3")
-    setup = [(scratch_on.eq((d.private_segment_size != 0) & (d.scratch_address != 0))),
-              dw3.eq((1 << 15) | (d.private_element_size << 19) | (3 << 21) | (1 << 23))]
-    user_values = {
-        "private_segment_buffer": [d.scratch_address, Const(1 << 31, 32),
-                                   Const(0xFFFFFFFF, 32), dw3],
-        "dispatch_ptr": [d.packet_address, 0], "queue_ptr": [0, 0],
-        "kernarg_segment_ptr": [d.kernarg_address, 0], "dispatch_id": [0, 0],
-        "flat_scratch_init": [0, 0], "private_segment_size": [d.private_segment_size],
-        "grid_workgroup_count_x": [d.group_counts[0]],
-        "grid_workgroup_count_y": [d.group_counts[1]],
-        "grid_workgroup_count_z": [d.group_counts[2]],
-    }
-    out = []
-    for i, (name, count) in enumerate(USER_SGPR_SLOTS):
-        for k in range(count):
-            v = user_values[name][k]
-            if name == "private_segment_buffer":
-                v = Mux(scratch_on, v, 0)
-            out.append((d.user_enables[i], v, False))
-    system_values = {"workgroup_id_x": group_id[0], "workgroup_id_y": group_id[1],
-                     "workgroup_id_z": group_id[2], "workgroup_info": nwaves,
-                     "private_segment_wave_byte_offset": wave * d.scratch_wave_bytes}
-    for i, (name, _) in enumerate(SYSTEM_SGPR_SLOTS):
-        out.append((d.system_enables[i], system_values[name], i == 0))
-    return setup, out
+__all__ = ["WaveLauncher", "wave_layout"]
 
 
 def wave_layout(slots: int) -> data.StructLayout:
@@ -109,7 +72,6 @@ class WaveLauncher(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64):
-        from .core import DispatchLayout       # the unit's contract lives with the unit
         self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
         _, sgpr_write = sgpr_layouts(slots=slots)
         _, _, vgpr_write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs, sources=1)

@@ -51,7 +51,8 @@ def _unit(config):
     return PipelinedComputeUnit(config, trace=True)
 
 
-@pytest.mark.parametrize("lanes, latency", [(4, (2, 2)), (16, (1, 9))])
+@pytest.mark.parametrize("lanes, latency", [(4, (2, 2)),
+                                            pytest.param(16, (1, 9), marks=pytest.mark.slow)])
 def test_program_matches_golden_model(lanes, latency):
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), PROGRAM,
                      np.arange(64, dtype=np.uint32), global_size=384, local_size=128,
