@@ -783,15 +783,21 @@ class PipelinedComputeUnit(wiring.Component):
                                  trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
                                  trap_inst.eq(i3.inst)]
 
+        def completions(name, tags, tag_layout, done):
+            """A unit's completed instructions on their way to retirement: the queue, the
+            record to fill in for it, and the unit's tag for the instruction (the head of
+            ``tags``, popped as ``done`` pushes the record)."""
+            queue = cleared(name, fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
+            record, tag = Signal(retire_layout, name=f"{name}_rec"), Signal(tag_layout)
+            m.d.comb += [tag.eq(tags.r_data), queue.w_data.eq(record), queue.w_en.eq(done),
+                         tags.r_en.eq(done)]
+            return queue, record, tag
+
         # --- SALU results ------------------------------------------------------------------
         salu_valid = Signal(SALU_LATENCY)
         m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
-        salu_q = cleared("salu_queue", fifo.SyncFIFOBuffered(width=retire_layout.size,
-                                                             depth=W + 1))
-        salu_rec = Signal(retire_layout)
-        salu_tag = Signal(salu_tag_layout)
-        m.d.comb += [salu_tag.eq(salu_tags.r_data), salu_q.w_data.eq(salu_rec),
-                     salu_q.w_en.eq(salu_valid[-1]), salu_tags.r_en.eq(salu_valid[-1])]
+        salu_q, salu_rec, salu_tag = completions("salu_queue", salu_tags, salu_tag_layout,
+                                                 salu_valid[-1])
         # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
         salu_d = salu.write_d & ~(salu.write_exec & (salu_tag.sdst == _EXEC_LO))
         m.d.comb += [salu_rec.slot.eq(salu_tag.slot), salu_rec.next_pc.eq(salu_tag.next_pc),
@@ -802,12 +808,8 @@ class PipelinedComputeUnit(wiring.Component):
                      salu_rec.scc_w.eq(salu.write_scc), salu_rec.scc.eq(salu.scc_out)]
 
         # --- VALU results: the lane mask ----------------------------------------------------
-        valu_dq = cleared("valu_done_queue",
-                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
-        valu_rec = Signal(retire_layout)
-        valu_tag = Signal(valu_tag_layout)
-        m.d.comb += [valu_tag.eq(valu_tags.r_data), valu_dq.w_data.eq(valu_rec),
-                     valu_dq.w_en.eq(valu.done.valid), valu_tags.r_en.eq(valu.done.valid)]
+        valu_dq, valu_rec, valu_tag = completions("valu_done_queue", valu_tags,
+                                                  valu_tag_layout, valu.done.valid)
         m.d.comb += [valu_rec.slot.eq(valu_tag.slot), valu_rec.next_pc.eq(valu_tag.next_pc),
                      valu_rec.pc.eq(valu_tag.pc), valu_rec.inst.eq(valu_tag.inst),
                      valu_rec.sw.eq(valu_tag.flags), valu_rec.sw_code.eq(valu_tag.mask_dst),
@@ -816,12 +818,8 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.dst)]
 
         # --- slow vector unit results --------------------------------------------------------
-        slow_dq = cleared("slow_done_queue",
-                          fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
-        slow_rec = Signal(retire_layout)
-        slow_tag = Signal(slow_tag_layout)
-        m.d.comb += [slow_tag.eq(slow_tags.r_data), slow_dq.w_data.eq(slow_rec),
-                     slow_dq.w_en.eq(slow.done.valid), slow_tags.r_en.eq(slow.done.valid)]
+        slow_dq, slow_rec, slow_tag = completions("slow_done_queue", slow_tags,
+                                                  slow_tag_layout, slow.done.valid)
         m.d.comb += [slow_rec.slot.eq(slow_tag.slot), slow_rec.next_pc.eq(slow_tag.next_pc),
                      slow_rec.pc.eq(slow_tag.pc), slow_rec.inst.eq(slow_tag.inst),
                      slow_rec.sw.eq(slow_tag.flags | slow_tag.lane_read),
@@ -835,13 +833,9 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- LDS results ---------------------------------------------------------------------
         if has_lds:
-            lds_dq = cleared("lds_done_queue",
-                             fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
-            lds_rec = Signal(retire_layout)
-            lds_tag = Signal(lds_tag_layout)
-            m.d.comb += [lds_tag.eq(lds_tags.r_data), lds_dq.w_data.eq(lds_rec),
-                         lds_dq.w_en.eq(lds.done.valid), lds_tags.r_en.eq(lds.done.valid),
-                         lds_rec.slot.eq(lds.done.payload.slot),
+            lds_dq, lds_rec, lds_tag = completions("lds_done_queue", lds_tags, lds_tag_layout,
+                                                   lds.done.valid)
+            m.d.comb += [lds_rec.slot.eq(lds.done.payload.slot),
                          lds_rec.next_pc.eq(lds_tag.next_pc), lds_rec.pc.eq(lds_tag.pc),
                          lds_rec.inst.eq(lds_tag.inst), lds_rec.v_reg.eq(lds_tag.vdst),
                          lds_rec.v_count.eq(lds_tag.v_count)]
@@ -850,14 +844,10 @@ class PipelinedComputeUnit(wiring.Component):
             lds_ready, lds_data = Const(0), Const(0, retire_layout.size)
 
         # --- BUF: an instruction retires when its requests are queued -------------------
-        buf_dq = cleared("buf_done_queue",
-                         fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
-        buf_rec = Signal(retire_layout)
-        buf_tag = Signal(buf_tag_layout)
+        buf_dq, buf_rec, buf_tag = completions("buf_done_queue", buf_tags, buf_tag_layout,
+                                               lsu.sent.valid)
         sent = lsu.sent.payload.slot
-        m.d.comb += [buf_tag.eq(buf_tags.r_data), buf_dq.w_data.eq(buf_rec),
-                     buf_dq.w_en.eq(lsu.sent.valid), buf_tags.r_en.eq(lsu.sent.valid),
-                     buf_rec.slot.eq(sent), buf_rec.next_pc.eq(buf_tag.next_pc),
+        m.d.comb += [buf_rec.slot.eq(sent), buf_rec.next_pc.eq(buf_tag.next_pc),
                      buf_rec.pc.eq(buf_tag.pc), buf_rec.inst.eq(buf_tag.inst)]
         # a load's record names its registers; their values follow on ``load_trace``
         m.d.comb += [buf_rec.v_reg.eq(field(Format.MUBUF, "vdata", buf_tag.inst)),
