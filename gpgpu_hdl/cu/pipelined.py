@@ -35,6 +35,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, fifo, memory, stream, wiring
 
 from ..config import CuConfig
+from ..isa.decoder import ScalarCode
 from ..isa.formats import Format
 from ..isa.table import TABLE
 from .core import MemRequest, TrapCause, unit_members
@@ -88,7 +89,8 @@ def runs(mnemonic: str) -> bool:
     return unit is XUnit.DS
 
 
-_VCC_LO, _M0, _EXEC_LO = 106, 124, 126
+_VCC_LO, _M0, _EXEC_LO, _VCCZ = (int(c) for c in (
+    ScalarCode.VCC_LO, ScalarCode.M0, ScalarCode.EXEC_LO, ScalarCode.VCCZ))
 _HW_REG_MODE = 1
 #: the control operations after which the next PC is not the next instruction's (no
 #: prefetch; the next fetch waits for them to retire)
@@ -459,7 +461,7 @@ class PipelinedComputeUnit(wiring.Component):
                 # carry/select mask
                 for s in reversed(range(3)):
                     code = ops1.src[s]
-                    is_sreg = (code < 108) | (code == 251)
+                    is_sreg = (code <= _VCC_LO + 1) | (code == _VCCZ)     # in the SGPR file
                     with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
                         m.d.comb += port_code[0].eq(code)
                 m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, ops1.cin))
@@ -471,7 +473,7 @@ class PipelinedComputeUnit(wiring.Component):
         for p in range(3):
             code = port_code[p]
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot),
-                         sgprs.read[p].reg.eq(Mux(code == 251, VCC, code[:7]))]
+                         sgprs.read[p].reg.eq(Mux(code == _VCCZ, VCC, code[:7]))]
         i2 = Signal.like(i1)
         i3 = Signal.like(i1)
         m.d.sync += [i2.eq(i1), i3.eq(i2)]
