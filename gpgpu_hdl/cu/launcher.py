@@ -225,11 +225,15 @@ class WaveLauncher(wiring.Component):
 
             with m.State("START"):
                 m.d.comb += self.active.eq(1)
+                # the wave's valid lanes: all 64 unless it is the last, then the low
+                # ``items % 64`` (a thermometer of six bits, not 64 comparisons of 23)
                 rem = Signal(23)
-                m.d.comb += rem.eq(items - (wave << 6))
+                low = Signal(6)
+                m.d.comb += [rem.eq(items - (wave << 6)), low.eq(rem[:6])]
+                exec_ = Mux(rem[6:] != 0, (1 << 64) - 1, Cat((low > i) for i in range(64)))
                 w = self.wave.payload
                 m.d.comb += [self.wave.valid.eq(1), w.slot.eq(slot), w.group.eq(grp),
-                             w.wave.eq(wave), w.exec.eq(Cat((rem > i) for i in range(64))),
+                             w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
                 with m.If(self.wave.ready):
                     m.d.sync += [wave.eq(wave + 1), wave_x0.eq(lane_x), wave_y0.eq(lane_y),
