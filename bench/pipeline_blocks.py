@@ -7,8 +7,10 @@ register-to-register paths.
 
     python bench/pipeline_blocks.py [--only NAME ...] [--seed N ...] [--freq MHZ]
                                     [--router router1|router2] [--timeout SECONDS]
+                                    [--no-pnr]
 
-Results are cached under ``build/synth`` like every synthesis of the project.
+``--no-pnr`` stops after Yosys (area only, no Fmax). Results are cached under
+``build/synth`` like every synthesis of the project.
 """
 
 from __future__ import annotations
@@ -57,7 +59,12 @@ DESIGNS = {
     "lsu": (lambda: BufferUnit(lanes=16, slots=8, vgprs=64, dsp="ecp5"),
             "buffer load/store unit, 16 lanes, 8 slots x 64 VGPRs, 32 dwords in flight"),
     "lds": (lambda: LdsUnit(lanes=16, slots=8, vgprs=64, lds_bytes=32768, ram="ecp5"),
-            "LDS unit, 16 lanes, 16 banks of 512 dwords (32 KiB), DP16KD output registers"),
+            "LDS unit, 16-lane passes served 4 lanes a cycle, 4 banks of 2048 dwords (32 KiB), "
+            "DP16KD output registers"),
+    "lds16": (lambda: LdsUnit(lanes=16, width=16, slots=8, vgprs=64, lds_bytes=32768,
+                              ram="ecp5"),
+              "LDS unit, 16 lanes served a cycle, 16 banks of 512 dwords (32 KiB), DP16KD "
+              "output registers"),
 }
 
 
@@ -71,28 +78,34 @@ def main(argv: list[str] | None = None) -> int:
                     help="nextpnr's router (router2 diverges on the vector slices; router1 "
                          "routes them)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per tool run")
+    ap.add_argument("--no-pnr", action="store_true",
+                    help="Yosys only: area without nextpnr's Fmax")
     args = ap.parse_args(argv)
     cache = ROOT / "build/synth"
     print(f"{'design':9} {'LUT4':>7} {'FF':>7} {'EBR':>4} {'DSP':>4} {'CCU2C':>6} "
-          f"{'seed':>4} {'Fmax':>7} {'s':>6}  what", flush=True)
+          f"{'DPR16':>5} {'seed':>4} {'Fmax':>7} {'s':>6}  what", flush=True)
     for name in args.only or list(DESIGNS):
         factory, what = DESIGNS[name]
         top = f"{name}_reg"
         text = verilog.convert(Registered(factory()), name=top, emit_src=False,
                                strip_internal_attrs=True)
-        for seed in args.seed:
+        for seed in [None] if args.no_pnr else args.seed:
             start = time.monotonic()
             try:
                 area = synthesize(text, top, "ecp5", cache_dir=cache, timeout=args.timeout)
-                timing = place_and_route(area, frequency_mhz=args.freq, seed=seed,
-                                         router=args.router,
-                                         cache_dir=cache, timeout=args.timeout)
+                timing = None if args.no_pnr else place_and_route(
+                    area, frequency_mhz=args.freq, seed=seed, router=args.router,
+                    cache_dir=cache, timeout=args.timeout)
             except GpgpuError as exc:
                 print(f"{name:9} failed: {str(exc).splitlines()[0]}", flush=True)
                 return 1
+            fmax = "-" if timing is None else f"{timing.fmax_mhz:.2f}"
             print(f"{name:9} {area.luts:>7,} {area.ffs:>7,} {area.block_rams:>4} "
-                  f"{area.dsps:>4} {area.carries:>6,} {seed:>4} {timing.fmax_mhz:>7.2f} "
+                  f"{area.dsps:>4} {area.carries:>6,} {area.distributed_rams:>5} "
+                  f"{'-' if seed is None else seed:>4} {fmax:>7} "
                   f"{time.monotonic() - start:>6.0f}  {what}", flush=True)
+            if timing is None:
+                continue
             log = timing.log
             log = log.relative_to(ROOT) if log.is_relative_to(ROOT) else log
             print(f"{'':9} nextpnr log (critical path): {log}", flush=True)

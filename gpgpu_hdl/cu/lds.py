@@ -13,7 +13,9 @@ whole element lies below the limit (min(M0, the workgroup's LDS size)): an out-o
 returns 0, an out-of-range write or atomic does nothing (an atomic returns 0); lanes not in
 EXEC do nothing. The LDS is ``banks`` block RAMs, dword-interleaved (a dword's bank is its
 address / 4 modulo ``banks``), each with one read and one write port, so every bank serves
-one dword a cycle. Its stages:
+one dword a cycle. A pass (``lanes`` wide, from and to the VGPR file) is served ``width``
+lanes at a time: a *group* is ``width`` consecutive lanes of a pass (``lanes / width`` of
+them). Its stages:
 
 * **sequencer**: takes an instruction with its constants (the offsets in bytes, the limit
   less the element size), then per pass with an EXEC bit set writes a *job*
@@ -22,32 +24,38 @@ one dword a cycle. Its stages:
   ``DATA1 + 1`` for a 64-bit store. A pass whose EXEC bits are all 0 is skipped; an
   instruction without one is a *marker* job alone;
 * **landing**: the operands of up to :data:`LANDING` passes (registered as they arrive);
-* **walker**: the job's *steps*, one a cycle: a step is one dword of one element of every
-  lane of the pass (``(element, dword)`` in the order (0, 0), (0, 1), (1, 0), (1, 1); one
-  step for an atomic);
-* **prepare** (three register stages): each lane's element address and its data word; the
-  range check, the LDS dword (with the workgroup's base), byte lanes and mask; which lanes
-  share a dword and which a bank (a matrix of comparisons);
-* **schedule**: the step's lanes in range and in EXEC are *pending*; each cycle every bank's
+* **walker**: the job's *steps* (a step is one dword of one element of every lane of the
+  pass: ``(element, dword)`` in the order (0, 0), (0, 1), (1, 0), (1, 1); one step for an
+  atomic), and of each step the groups with an EXEC bit, in lane order, one a cycle; a group
+  without one takes no cycle;
+* **prepare** (three register stages), on the group's ``width`` lanes: each lane's element
+  address and its data word; the range check, the LDS dword (with the workgroup's base),
+  byte lanes and mask; which lanes share a dword and which a bank (a matrix of comparisons);
+* **schedule**: the group's lanes in range and in EXEC are *pending*; each cycle every bank's
   *leader* (its lowest pending lane) is served, with every pending lane of the same dword
   (a read is broadcast; a store's bytes are merged, the highest lane's byte winning, as the
   golden model's lane order does). A lane left for another cycle is a bank conflict
   (``conflict``). An atomic serves the leaders only, in *rounds* of five cycles (read, the
-  old value back, the new one written) so that the lanes of one address go in lane order;
+  old value back, the new one written) so that the lanes of one address go in lane order.
+  A group leaves the schedule once all its lanes are served (an atomic's after its last
+  round's write-back), so a later group's stores and atomics follow an earlier group's, and
+  the lane order of the whole wave holds across groups;
 * **bank access** (two register stages): each bank's row (the leader's) and, for a store,
   its data and byte enables, into the block RAMs' ports; a read's data come two cycles later
   (:class:`~gpgpu_hdl.cu.bram.RegisteredRam`);
 * **collect**: each served lane takes its word from its bank's output (a sub-dword read
-  extracted and extended) into the step's result register; an atomic's lanes compute the new
-  value from the old one and write it back through the bank access stages. A step with a
-  result (a read, a returning atomic) goes into the *result FIFO* as one VGPR write of the
-  whole pass (EXEC bits as the mask; 0 for the lanes out of range); an instruction's last
-  step leaves its mark there too, so ``done`` follows the last write.
+  extracted and extended) into its place (the group's) in the step's result register, a whole
+  pass wide; an atomic's lanes compute the new value from the old one and write it back
+  through the bank access stages. After the step's last group, a step with a result (a read,
+  a returning atomic) goes into the *result FIFO* as one VGPR write of the whole pass (EXEC
+  bits as the mask; 0 for the lanes out of range); an instruction's last step leaves its mark
+  there too, so ``done`` follows the last write.
 
 A credit counter keeps the result FIFO from overflowing, so that the schedule never stops
-in the middle of a step for it; ``write`` may be held back. Conflict-free steps go through
+in the middle of a step for it; ``write`` may be held back. Conflict-free groups go through
 the schedule one a cycle: a full-wave ``ds_read_b32`` whose lanes hit different banks (or the
-same dword) takes ``64 / lanes`` cycles of it, one whose 64 lanes all hit one bank 64.
+same dword) takes ``64 / width`` cycles of it (one per group with an EXEC bit: a wave with
+one such group in each pass ``64 / lanes``), one whose 64 lanes all hit one bank 64.
 
 Unaligned dword accesses are as in the multi-cycle unit: an address's low two bits select the
 byte lanes of a sub-dword access only; a 64-bit element whose dwords overlap another lane's
@@ -80,6 +88,7 @@ DS_ATOMICS = frozenset(op for op in AtomicOp if op is not AtomicOp.CMPSWAP)
 #: written in t + 6, read again by a round served in t + 5)
 ROUND = 5
 _LANES = (4, 8, 16)
+_WIDTHS = (1, 2, 4, 8, 16)
 
 
 def lds_issue_layout(*, slots: int, vgprs: int, lds_bytes: int) -> data.StructLayout:
@@ -144,6 +153,11 @@ class LdsUnit(wiring.Component):
     ----------
     lanes : int
         Lanes per pass (4, 8 or 16); a wave64 is ``64 / lanes`` passes.
+    width : int
+        Lanes the prepare, schedule, bank access and collect stages serve per cycle (1, 2, 4,
+        8 or 16, at most ``lanes``): a pass is ``lanes / width`` groups, each taking at least
+        a cycle when it has an EXEC bit, none when it has not. The area of those stages grows
+        with ``width`` (the comparison matrix and the bank crossbar with its square).
     slots : int
         Wave slots.
     vgprs : int
@@ -152,7 +166,7 @@ class LdsUnit(wiring.Component):
         Bytes of LDS (every workgroup's), a power of two, at least ``4 * banks``.
     banks : int or None
         LDS banks (a power of two, 1 to 64), each a block RAM of ``lds_bytes / 4 / banks``
-        dwords; ``lanes`` when None.
+        dwords; ``width`` when None.
     depth : int
         Entries of the result FIFO (VGPR writes of whole passes, and instruction ends); about
         ten keep conflict-free steps going at one a cycle while ``write`` is ready (a credit
@@ -193,18 +207,21 @@ class LdsUnit(wiring.Component):
         out on ``write`` (for a write or an atomic without return: after its last bank
         write): every later DS instruction sees its effect, and the wave may go on.
     conflict : Out(1)
-        High in each cycle the schedule leaves lanes of its step for another cycle (a bank
+        High in each cycle the schedule leaves lanes of its group for another cycle (a bank
         conflict; for an atomic, each cycle of a round that leaves lanes).
     busy : Out(1)
         An instruction is in the unit (not yet done).
     """
 
-    def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
+    def __init__(self, *, lanes: int = 16, width: int = 4, slots: int = 8, vgprs: int = 64,
                  lds_bytes: int = 32768, banks: int | None = None, depth: int = 12,
                  atomics: frozenset = DS_ATOMICS, ram: str = "generic") -> None:
-        banks = lanes if banks is None else banks
         if lanes not in _LANES:
             raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
+        if width not in _WIDTHS or width > lanes:
+            raise ValueError(f"width must be one of 1, 2, 4, 8, 16 and at most lanes ({lanes}), "
+                             f"not {width}")
+        banks = width if banks is None else banks
         if banks not in (1, 2, 4, 8, 16, 32, 64):
             raise ValueError(f"banks must be one of 1, 2, 4, 8, 16, 32, 64, not {banks}")
         if lds_bytes < 4 * banks or lds_bytes & (lds_bytes - 1) or lds_bytes > 1 << 16:
@@ -220,6 +237,7 @@ class LdsUnit(wiring.Component):
         self._lanes, self._slots, self._vgprs = lanes, slots, vgprs
         self._lds_bytes, self._banks, self._depth = lds_bytes, banks, depth
         self._atomics = frozenset(atomics)
+        self._width, self._groups = width, lanes // width
         self._passes = 64 // lanes
         self.issue_layout = lds_issue_layout(slots=slots, vgprs=vgprs, lds_bytes=lds_bytes)
         read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
@@ -239,6 +257,16 @@ class LdsUnit(wiring.Component):
     @property
     def lanes(self) -> int:
         return self._lanes
+
+    @property
+    def width(self) -> int:
+        """Lanes the schedule serves per cycle (a pass's *group*)."""
+        return self._width
+
+    @property
+    def groups(self) -> int:
+        """Groups of ``width`` lanes in a pass."""
+        return self._groups
 
     @property
     def passes(self) -> int:
@@ -265,6 +293,7 @@ class LdsUnit(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lanes, passes, nb = self._lanes, self._passes, self._banks
+        width, groups = self._width, self._groups
         slot_shape, reg_shape = range(self._slots), range(self._vgprs)
         words = self._lds_bytes // 4
         wbits = (words - 1).bit_length()        # an LDS dword's address
@@ -281,6 +310,8 @@ class LdsUnit(wiring.Component):
         # what a step carries down the prepare stages and through the schedule
         tok_layout = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "exec": lanes, "marker": 1,
+            "gexec": width, "group": range(groups),   # the group's EXEC bits, its place
+            "close": 1,            # the step's last group
             "last": 1,             # the instruction's last step
             "load": 1, "store": 1, "atomic": 1,   # what the step does (none for a marker)
             "op": AtomicOp, "size": range(5), "signed": 1,
@@ -290,8 +321,9 @@ class LdsUnit(wiring.Component):
         acc_layout = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "exec": lanes, "last": 1,
             "atomic": 1, "size": range(5), "signed": 1, "result": 1, "reg": reg_shape,
-            "first": 1,            # the step's first cycle: its result register starts at 0
-            "end": 1})             # the step's last cycle
+            "group": range(groups), "close": 1,
+            "first": 1,            # the group's first cycle: its lanes' results start at 0
+            "end": 1})             # the group's last cycle
         entry_layout = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "reg": reg_shape,
             "data": data.ArrayLayout(32, lanes), "mask": lanes, "write": 1, "last": 1})
@@ -422,28 +454,42 @@ class LdsUnit(wiring.Component):
             m.d.sync += l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])
         land_a, land_b = land_words
 
-        # --- walker: the head job's steps, one a cycle, when the pipeline moves --------------
+        # --- walker: the head job's steps' groups, one a cycle, when the pipeline moves -------
         go = Signal()                               # the prepare stages and schedule move
         head = data.View(job_layout, jobs.r_data)
         w_el = Signal(name="w_el")
         w_k = Signal(name="w_k")
         have = jobs.r_rdy & (head.marker | ((l_count[0] != 0)
                                             & (~head.b | (l_count[1] != 0))))
+        # a step's groups with an EXEC bit, in lane order: the lowest not yet walked is next
+        w_done = Signal(groups, name="w_done")      # the step's groups walked
+        w_left = Signal(groups, name="w_left")
+        w_group = Signal(range(groups), name="w_group")
+        m.d.comb += w_left.eq(Cat(head.exec[g * width:(g + 1) * width].any()
+                                  for g in range(groups)) & ~w_done)
+        for g in reversed(range(groups)):
+            with m.If(w_left[g]):
+                m.d.comb += w_group.eq(g)
+        g_last = (w_left & (w_left - 1))[:groups] == 0   # the step's last group (a marker's)
         emit = Signal()
         step_last = Signal()                        # the job's last step
+        job_last = Signal()                         # its last group
         m.d.comb += [emit.eq(go & have),
                      step_last.eq(head.marker | ((w_k + 1 == head.dwords) & (w_el == head.two))),
-                     jobs.r_en.eq(emit & step_last),
-                     l_pop.eq(Cat(emit & step_last & ~head.marker,
-                                  emit & step_last & ~head.marker & head.b)),
-                     l_free.eq(emit & step_last & ~head.marker)]
+                     job_last.eq(step_last & g_last),
+                     jobs.r_en.eq(emit & job_last),
+                     l_pop.eq(Cat(emit & job_last & ~head.marker,
+                                  emit & job_last & ~head.marker & head.b)),
+                     l_free.eq(emit & job_last & ~head.marker)]
         with m.If(emit):
-            with m.If(step_last):
-                m.d.sync += [w_el.eq(0), w_k.eq(0)]
+            with m.If(~g_last):
+                m.d.sync += w_done.eq(w_done | (Const(1, groups) << w_group)[:groups])
+            with m.Elif(step_last):
+                m.d.sync += [w_done.eq(0), w_el.eq(0), w_k.eq(0)]
             with m.Elif(w_k + 1 == head.dwords):
-                m.d.sync += [w_el.eq(1), w_k.eq(0)]
+                m.d.sync += [w_done.eq(0), w_el.eq(1), w_k.eq(0)]
             with m.Else():
-                m.d.sync += w_k.eq(1)
+                m.d.sync += [w_done.eq(0), w_k.eq(1)]
 
         tok = Signal(tok_layout, name="w_tok")
         is_load = ~head.marker & (head.kind == MemKind.LOAD)
@@ -451,7 +497,9 @@ class LdsUnit(wiring.Component):
         m.d.comb += [
             tok.slot.eq(head.slot), tok.pass_.eq(head.pass_),
             tok.exec.eq(Mux(head.marker, 0, head.exec)), tok.marker.eq(head.marker),
-            tok.last.eq(head.final & step_last), tok.load.eq(is_load),
+            tok.gexec.eq(Mux(head.marker, 0, head.exec.word_select(w_group, width))),
+            tok.group.eq(w_group), tok.close.eq(g_last),
+            tok.last.eq(head.final & job_last), tok.load.eq(is_load),
             tok.store.eq(~head.marker & (head.kind == MemKind.STORE)),
             tok.atomic.eq(is_atomic), tok.op.eq(head.atomic), tok.size.eq(head.size),
             tok.signed.eq(head.signed), tok.result.eq(is_load | (is_atomic & head.rtn)),
@@ -459,7 +507,7 @@ class LdsUnit(wiring.Component):
             tok.base.eq(head.base), tok.lim.eq(head.lim),
         ]
 
-        def lane_regs(name, shape, count=lanes):
+        def lane_regs(name, shape, count=width):
             return [Signal(shape, name=f"{name}{j}") for j in range(count)]
 
         # P1: each lane's element address (ADDR + offset, 33 bits) and data words
@@ -469,19 +517,27 @@ class LdsUnit(wiring.Component):
         p1_data = lane_regs("p1_data", 32)          # the step's DATA word (DATA0 of an atomic)
         p1_d1 = lane_regs("p1_d1", 32)              # an atomic's DATA1
         off = Mux(w_el, head.off1, head.off0)
+
+        def group_words(words):
+            """The walker's group's lanes of a pass's words."""
+            flat = words.as_value().word_select(w_group, 32 * width)
+            return [flat[32 * j:32 * j + 32] for j in range(width)]
+
+        g_addr, g_d0, g_d1 = (group_words(land_a[i]) for i in range(3))
+        g_d0b, g_d1b = (group_words(land_b[i]) for i in range(2))
         with m.If(go):
             m.d.sync += [p1_valid.eq(emit), p1.eq(tok)]
-            for j in range(lanes):
-                d_a = Mux(w_el, land_a[2][j], land_a[1][j])     # DATA1 or DATA0
-                d_b = Mux(w_el, land_b[1][j], land_b[0][j])     # their second dwords
-                m.d.sync += [p1_ea[j].eq(land_a[0][j] + off),
+            for j in range(width):
+                d_a = Mux(w_el, g_d1[j], g_d0[j])       # DATA1 or DATA0
+                d_b = Mux(w_el, g_d1b[j], g_d0b[j])     # their second dwords
+                m.d.sync += [p1_ea[j].eq(g_addr[j] + off),
                              p1_data[j].eq(Mux(w_k, d_b, d_a)),
-                             p1_d1[j].eq(land_a[2][j])]
+                             p1_d1[j].eq(g_d1[j])]
 
         # P2: the range check, the LDS dword, byte lanes and mask
         p2_valid = Signal(name="p2_valid")
         p2 = Signal(tok_layout, name="p2_tok")
-        p2_ok = Signal(lanes, name="p2_ok")
+        p2_ok = Signal(width, name="p2_ok")
         p2_word = lane_regs("p2_word", wbits)
         p2_lo = lane_regs("p2_lo", 2)
         p2_mask = lane_regs("p2_mask", 4)
@@ -489,12 +545,12 @@ class LdsUnit(wiring.Component):
         p2_d1 = lane_regs("p2_d1", 32)
         with m.If(go):
             m.d.sync += [p2_valid.eq(p1_valid), p2.eq(p1)]
-            for j in range(lanes):
+            for j in range(width):
                 ea = p1_ea[j]
                 lo = ea[:2]
                 sub = p1.size != 4
                 m.d.sync += [
-                    p2_ok[j].eq(p1.exec[j] & (ea <= p1.lim)),
+                    p2_ok[j].eq(p1.gexec[j] & (ea <= p1.lim)),
                     p2_word[j].eq(ea[2:2 + wbits] + p1.base + p1.k),
                     p2_lo[j].eq(lo),
                     p2_mask[j].eq(Mux(p1.size == 1, Const(1, 4) << lo,
@@ -504,10 +560,10 @@ class LdsUnit(wiring.Component):
                 ]
 
         # P3: which lanes share a dword (eq) and which a bank (beq), for each pair i < j
-        pairs = [(i, j) for j in range(lanes) for i in range(j)]
+        pairs = [(i, j) for j in range(width) for i in range(j)]
         p3_valid = Signal(name="p3_valid")
         p3 = Signal(tok_layout, name="p3_tok")
-        p3_ok = Signal(lanes, name="p3_ok")
+        p3_ok = Signal(width, name="p3_ok")
         p3_word = lane_regs("p3_word", wbits)
         p3_lo = lane_regs("p3_lo", 2)
         p3_mask = lane_regs("p3_mask", 4)
@@ -520,7 +576,7 @@ class LdsUnit(wiring.Component):
                          p3_eq.eq(Cat(p2_word[i] == p2_word[j] for i, j in pairs)),
                          p3_beq.eq(Cat(p2_word[i][:bbits] == p2_word[j][:bbits]
                                        for i, j in pairs))]
-            for j in range(lanes):
+            for j in range(width):
                 m.d.sync += [p3_word[j].eq(p2_word[j]), p3_lo[j].eq(p2_lo[j]),
                              p3_mask[j].eq(p2_mask[j]), p3_data[j].eq(p2_data[j]),
                              p3_d1[j].eq(p2_d1[j])]
@@ -528,7 +584,7 @@ class LdsUnit(wiring.Component):
         # --- schedule ----------------------------------------------------------------------
         s_valid = Signal(name="s_valid")
         s = Signal(tok_layout, name="s_tok")
-        s_pending = Signal(lanes, name="s_pending")
+        s_pending = Signal(width, name="s_pending")
         s_word = lane_regs("s_word", wbits)
         s_lo = lane_regs("s_lo", 2)
         s_mask = lane_regs("s_mask", 4)
@@ -536,7 +592,7 @@ class LdsUnit(wiring.Component):
         s_d1 = lane_regs("s_d1", 32)
         s_eq = Signal(len(pairs), name="s_eq")
         s_beq = Signal(len(pairs), name="s_beq")
-        s_first = Signal(name="s_first")           # the step's first cycle
+        s_first = Signal(name="s_first")           # the group's first cycle
         s_phase = Signal(range(ROUND), name="s_phase")   # an atomic's cycle in its round
         credits = Signal(range(self._depth + 1), name="credits", init=self._depth)
 
@@ -547,19 +603,19 @@ class LdsUnit(wiring.Component):
             return s_beq[pairs.index((min(i, j), max(i, j)))]
 
         pend = s_pending
-        leader = Signal(lanes, name="s_leader")
-        served = Signal(lanes, name="s_served")
-        emask = [Signal(4, name=f"s_emask{j}") for j in range(lanes)]
-        for j in range(lanes):
+        leader = Signal(width, name="s_leader")
+        served = Signal(width, name="s_served")
+        emask = [Signal(4, name=f"s_emask{j}") for j in range(width)]
+        for j in range(width):
             before = [pend[i] & beq(i, j) for i in range(j)]
             m.d.comb += leader[j].eq(pend[j] & ~(Cat(*before).any() if before else 0))
-        for j in range(lanes):
+        for j in range(width):
             mates = [leader[i] & eq(i, j) for i in range(j)]
             same = Cat(leader[j], *mates).any()
             m.d.comb += served[j].eq(Mux(s.atomic, leader[j], pend[j] & same))
             # a store's byte goes to the highest lane of its dword that writes it
             for p in range(4):
-                above = [pend[k] & eq(j, k) & s_mask[k][p] for k in range(j + 1, lanes)]
+                above = [pend[k] & eq(j, k) & s_mask[k][p] for k in range(j + 1, width)]
                 m.d.comb += emask[j][p].eq(served[j] & s_mask[j][p]
                                            & ~(Cat(*above).any() if above else 0))
         rest = pend & ~served
@@ -578,15 +634,16 @@ class LdsUnit(wiring.Component):
         with m.If(s_valid & s.atomic):
             m.d.sync += s_phase.eq(Mux((s_phase == ROUND - 1) | (~pend.any() & (s_phase == 0)),
                                        0, s_phase + 1))
-        # a step with a result or the instruction's last takes a credit as it enters
-        needs = p3_valid & (p3.result | p3.last)
+        # a step with a result or the instruction's last takes a credit as its last group
+        # enters
+        needs = p3_valid & p3.close & (p3.result | p3.last)
         m.d.comb += go.eq((~s_valid | finish) & (~needs | (credits != 0)))
         with m.If(finish):
             m.d.sync += s_valid.eq(0)               # (unless the next step comes in)
         with m.If(go):
             m.d.sync += [s_valid.eq(p3_valid), s.eq(p3), s_pending.eq(p3_ok), s_eq.eq(p3_eq),
                          s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0)]
-            for j in range(lanes):
+            for j in range(width):
                 m.d.sync += [s_word[j].eq(p3_word[j]), s_lo[j].eq(p3_lo[j]),
                              s_mask[j].eq(p3_mask[j]), s_data[j].eq(p3_data[j]),
                              s_d1[j].eq(p3_d1[j])]
@@ -597,16 +654,17 @@ class LdsUnit(wiring.Component):
         m.d.comb += [acc.slot.eq(s.slot), acc.pass_.eq(s.pass_), acc.exec.eq(s.exec),
                      acc.last.eq(s.last), acc.atomic.eq(s.atomic), acc.size.eq(s.size),
                      acc.signed.eq(s.signed), acc.result.eq(s.result), acc.reg.eq(s.reg),
+                     acc.group.eq(s.group), acc.close.eq(s.close),
                      acc.first.eq(s_first), acc.end.eq(~rest.any())]
         wb = Signal(name="c_writeback")            # the collect stage writes atomics back
-        wb_served = Signal(lanes)
-        wb_data = [Signal(32, name=f"c_new{j}") for j in range(lanes)]
+        wb_served = Signal(width)
+        wb_data = [Signal(32, name=f"c_new{j}") for j in range(width)]
         x_valid = Signal(name="x_valid")
         x = Signal(acc_layout, name="x_acc")
         x_read = Signal(name="x_read")
         x_write = Signal(name="x_write")
-        x_lead = Signal(lanes, name="x_lead")      # the lanes whose row each bank takes
-        x_served = Signal(lanes, name="x_served")
+        x_lead = Signal(width, name="x_lead")      # the lanes whose row each bank takes
+        x_served = Signal(width, name="x_served")
         x_emask = lane_regs("x_emask", 4)
         x_word = lane_regs("x_word", wbits)
         x_lo = lane_regs("x_lo", 2)
@@ -615,7 +673,7 @@ class LdsUnit(wiring.Component):
                      x_write.eq((issue & s.store) | wb),
                      x_lead.eq(Mux(wb, wb_served, leader)),
                      x_served.eq(Mux(wb, 0, served))]
-        for j in range(lanes):
+        for j in range(width):
             m.d.sync += [x_emask[j].eq(Mux(wb, wb_served[j].replicate(4), emask[j])),
                          x_word[j].eq(s_word[j]), x_lo[j].eq(s_lo[j]),
                          x_data[j].eq(Mux(wb, wb_data[j], s_data[j]))]
@@ -625,17 +683,17 @@ class LdsUnit(wiring.Component):
             ram = RegisteredRam(width=32, depth=rows, granularity=8, style=self._ram)
             m.submodules[f"bank{b}"] = ram
             bank_rams.append(ram)
-            here = [x_word[j][:bbits] == b if bbits else Const(1, 1) for j in range(lanes)]
+            here = [x_word[j][:bbits] == b if bbits else Const(1, 1) for j in range(width)]
             row = 0
-            for j in range(lanes):
+            for j in range(width):
                 row = row | Mux(x_lead[j] & here[j], x_word[j][bbits:], 0)
             en = []
             wdata = []
             for p in range(4):
-                sel = [x_emask[j][p] & here[j] for j in range(lanes)]
+                sel = [x_emask[j][p] & here[j] for j in range(width)]
                 en.append(x_write & Cat(*sel).any())
                 byte = 0
-                for j in range(lanes):
+                for j in range(width):
                     byte = byte | Mux(sel[j], x_data[j][8 * p:8 * p + 8], 0)
                 wdata.append(byte)
             a_row = Signal(range(rows), name=f"a_row{b}")
@@ -658,13 +716,13 @@ class LdsUnit(wiring.Component):
         c = delayed(x, "c_acc", lag)
         c_served = delayed(x_served, "c_served", lag)
         c_bank = [delayed(x_word[j][:bbits], f"c_bank{j}", lag) if bbits else Const(0, 1)
-                  for j in range(lanes)]
-        c_lo = [delayed(x_lo[j], f"c_lo{j}", lag) for j in range(lanes)]
+                  for j in range(width)]
+        c_lo = [delayed(x_lo[j], f"c_lo{j}", lag) for j in range(width)]
 
         # --- collect -------------------------------------------------------------------------
-        col = lane_regs("col", 32)
+        col = lane_regs("col", 32, lanes)          # the pass's result
         bank_out = [ram.read_data for ram in bank_rams]
-        for j in range(lanes):
+        for j in range(width):
             word = Signal(32, name=f"c_word{j}")
             if nb > 1:
                 with m.Switch(c_bank[j]):
@@ -683,8 +741,10 @@ class LdsUnit(wiring.Component):
                                              shifted[:16]))
                 with m.Default():
                     m.d.comb += value.eq(word)
-            with m.If(c_valid):
-                m.d.sync += col[j].eq(Mux(c_served[j], value, Mux(c.first, 0, col[j])))
+            for g in range(groups):                 # into the group's place in the pass
+                lane = col[g * width + j]
+                with m.If(c_valid & (c.group == g)):
+                    m.d.sync += lane.eq(Mux(c_served[j], value, Mux(c.first, 0, lane)))
             # an atomic lane's new value, from the old one and the lane's data (the schedule
             # holds the step until its round's write-back)
             new = _atomic_value(m, s.op, word, s_data[j], s_d1[j], self._atomics)
@@ -692,12 +752,12 @@ class LdsUnit(wiring.Component):
         m.d.comb += [wb.eq(c_valid & c.atomic & c_served.any()),
                      wb_served.eq(Mux(c_valid & c.atomic, c_served, 0))]
 
-        # E: a finished step into the result FIFO
+        # E: a finished step (its last group collected) into the result FIFO
         m.submodules.results = results = fifo.SyncFIFOBuffered(width=entry_layout.size,
                                                                depth=self._depth)
         e_valid = Signal(name="e_valid")
         e = Signal(acc_layout, name="e_acc")
-        m.d.sync += [e_valid.eq(c_valid & c.end & (c.result | c.last)), e.eq(c)]
+        m.d.sync += [e_valid.eq(c_valid & c.end & c.close & (c.result | c.last)), e.eq(c)]
         entry = Signal(entry_layout)
         m.d.comb += [entry.slot.eq(e.slot), entry.pass_.eq(e.pass_), entry.reg.eq(e.reg),
                      entry.mask.eq(e.exec), entry.write.eq(e.result), entry.last.eq(e.last),

@@ -4,11 +4,12 @@ own DS functions (``gpgpu_hdl/emu/lsu.py``, ``compile_ds``) run on a copy of the
 LDS, a pass of lanes at a time as the unit goes: random reads and writes of every size,
 read2/write2 (st64 too), every atomic with and without return, on random wave slots with
 random EXEC, workgroup bases and M0 limits, lanes out of range, in one bank, on one address;
-random back-pressure on ``write``. Every VGPR write
-(in order: slot, pass, register, mask and the masked lanes' data), the ``done`` order, the
-VGPRs read back and the LDS (read back by ``ds_read_b32`` sweeps) must be the model's; and a
-full-wave ``ds_read_b32`` takes ``64 / lanes`` cycles of the schedule without conflicts, 64
-when every lane hits one bank.
+random back-pressure on ``write``; at several schedule widths (the lanes of a pass served
+per cycle). Every VGPR write (in order: slot, pass, register, mask and the masked lanes'
+data), the ``done`` order, the VGPRs read back and the LDS (read back by ``ds_read_b32``
+sweeps) must be the model's; and a full-wave ``ds_read_b32`` takes ``64 / width`` cycles of
+the schedule without conflicts (one a cycle for each group of ``width`` lanes with an EXEC
+bit), 64 when every lane hits one bank.
 """
 
 from __future__ import annotations
@@ -74,9 +75,9 @@ class Bench(wiring.Component):
     issue's control fields come from a decoder control word through :func:`issue_control`."""
 
     def __init__(self, lanes: int, slots: int, lds_bytes: int, banks: int | None,
-                 depth: int = 12):
-        self.unit = LdsUnit(lanes=lanes, slots=slots, vgprs=VGPRS, lds_bytes=lds_bytes,
-                            banks=banks, depth=depth)
+                 depth: int = 12, width: int = 4):
+        self.unit = LdsUnit(lanes=lanes, width=width, slots=slots, vgprs=VGPRS,
+                            lds_bytes=lds_bytes, banks=banks, depth=depth)
         self.file = VgprFile(lanes=lanes, slots=slots, vgprs=VGPRS, sources=self.unit.sources)
         sig = self.unit.signature.members
         super().__init__({
@@ -299,13 +300,14 @@ async def read_back(ctx, dut: Bench, slots: int, lanes: int) -> np.ndarray:
 
 def run(lanes: int, program: list[dict], *, slots: int = 4, lds_bytes: int = 4096,
         banks: int | None = None, hold: float = 0.3, seed: int = 0,
-        readback: bool = True, patterns: dict | None = None, depth: int = 12) -> dict:
+        readback: bool = True, patterns: dict | None = None, depth: int = 12,
+        width: int = 4) -> dict:
     """Run ``program`` (then the LDS sweeps unless not ``readback``) and check everything
     against the model; ``patterns`` replaces address registers (register -> 64 values) in
     every slot. Return what was seen (issue, ``done`` and write cycles, conflict cycles)."""
     rng = random.Random(seed)
-    nb = lanes if banks is None else banks
-    dut = Bench(lanes, slots, lds_bytes, banks, depth)
+    nb = width if banks is None else banks
+    dut = Bench(lanes, slots, lds_bytes, banks, depth, width)
     model = Model(slots, lds_bytes, rng)
     span = lds_bytes // 2
     for slot in range(slots):
@@ -376,14 +378,22 @@ def run(lanes: int, program: list[dict], *, slots: int = 4, lds_bytes: int = 409
     return seen
 
 
-@pytest.mark.parametrize(("lanes", "banks", "seed"), [(4, None, 1), (8, 2, 2), (16, None, 3)])
-def test_random_instructions_match_the_golden_model(lanes, banks, seed):
+@pytest.mark.parametrize(("lanes", "width", "banks", "seed"), [
+    (8, 1, 2, 2), (16, 4, None, 3), (16, 16, None, 4),
+    pytest.param(4, 4, None, 1, marks=pytest.mark.slow),
+    pytest.param(4, 1, None, 5, marks=pytest.mark.slow),
+    pytest.param(4, 2, 8, 6, marks=pytest.mark.slow),       # more banks than lanes served
+    pytest.param(8, 4, 2, 7, marks=pytest.mark.slow),
+    pytest.param(8, 8, None, 8, marks=pytest.mark.slow),
+    pytest.param(16, 1, None, 9, marks=pytest.mark.slow),
+    pytest.param(16, 8, 4, 10, marks=pytest.mark.slow)])
+def test_random_instructions_match_the_golden_model(lanes, width, banks, seed):
     rng = random.Random(seed)
     program = [random_instruction(rng, 4, 4096) for _ in range(60)]
-    seen = run(lanes, program, banks=banks, seed=seed)
+    seen = run(lanes, program, banks=banks, seed=seed, width=width)
     names = {ins["name"] for ins in program}
     assert len(names) >= 30
-    assert seen["conflicts"] > 0
+    assert seen["conflicts"] > 0 or width == 1     # one lane a cycle never conflicts
 
 
 def test_three_results_in_the_fifo_and_write_held_most_of_the_time():
@@ -394,23 +404,28 @@ def test_three_results_in_the_fifo_and_write_held_most_of_the_time():
     run(8, program, lds_bytes=2048, hold=0.7, seed=4, depth=3)
 
 
-def single_read(addr_reg: int, slot: int = 0, *, alone: bool = True) -> dict:
-    """A full-wave ``ds_read_b32`` addressed by ``addr_reg`` (v0-v15), issued ``alone``
-    (once every instruction before it is done) or as soon as the unit takes it."""
+def single_read(addr_reg: int, slot: int = 0, *, alone: bool = True,
+                exec_mask: int = M64) -> dict:
+    """A ``ds_read_b32`` addressed by ``addr_reg`` (v0-v15), issued ``alone`` (once every
+    instruction before it is done) or as soon as the unit takes it."""
     return {"name": "ds_read_b32", "slot": slot, "offset0": 0, "offset1": 0, "addr": addr_reg,
             "data0": 16, "data1": 16, "vdst": 32 + slot, "base": 0, "size": 4096, "m0": M32,
-            "limit": 4096, "exec": M64, "alone": alone}
+            "limit": 4096, "exec": exec_mask, "alone": alone}
 
 
-@pytest.mark.parametrize(("lanes", "banks"), [(16, None), (4, None), (8, 4)])
-def test_read_cycles(lanes, banks):
+@pytest.mark.parametrize(("lanes", "width", "banks"), [
+    (16, 4, None), (8, 4, 2), (16, 16, None),
+    pytest.param(4, 4, None, marks=pytest.mark.slow),
+    pytest.param(8, 1, None, marks=pytest.mark.slow),
+    pytest.param(16, 8, 2, marks=pytest.mark.slow)])
+def test_read_cycles(lanes, width, banks):
     """``write`` always ready. A full-wave ``ds_read_b32`` alone, whose lanes read one dword,
-    or consecutive dwords with a bank each, is done ``64 / lanes`` cycles plus the pipeline's
-    latency after its issue (consecutive dwords with fewer banks than lanes: ``lanes /
-    banks`` cycles a pass); one whose lanes all hit one bank 64 cycles plus the same latency,
-    with a conflict in every cycle but the last of each pass. Four conflict-free ones issued
-    back to back are done ``64 / lanes`` cycles apart."""
-    nb = lanes if banks is None else banks
+    or consecutive dwords with a bank each, is done ``64 / width`` cycles plus the pipeline's
+    latency after its issue (consecutive dwords with fewer banks than ``width``: ``width /
+    banks`` cycles a group); one whose lanes all hit one bank 64 cycles plus the same latency,
+    with a conflict in every cycle but the last of each group. Four conflict-free ones issued
+    back to back are done ``64 / width`` cycles apart."""
+    nb = width if banks is None else banks
     patterns = {0: [4 * nb * 7 for _ in range(64)],               # one dword
                 1: [4 * lane for lane in range(64)],               # consecutive dwords
                 2: [4 * nb * lane for lane in range(64)]}          # one bank
@@ -418,28 +433,60 @@ def test_read_cycles(lanes, banks):
     program += [single_read(0, slot, alone=False) for slot in range(4)]
     program[3]["alone"] = True
     seen = run(lanes, program, banks=banks, hold=0, patterns=patterns, readback=False,
-               slots=4)
+               slots=4, width=width)
     done = [cycle for cycle, _ in seen["done"]]
     took = [d - i for d, i in zip(done[:3], seen["issued"][:3], strict=True)]
-    passes = 64 // lanes
-    per_pass = max(1, lanes // nb)             # consecutive dwords: lanes / banks per bank
-    latency = took[0] - passes
+    steps = 64 // width                        # groups of a wave
+    per_group = max(1, width // nb)            # consecutive dwords: width / banks per bank
+    latency = took[0] - steps
     assert latency <= 22, took
-    assert took == [passes + latency, passes * per_pass + latency, 64 + latency], took
-    assert seen["conflicts"] == passes * (per_pass - 1) + 64 - passes
-    assert [b - a for a, b in zip(done[3:], done[4:], strict=False)] == [passes] * 3, done
+    assert took == [steps + latency, steps * per_group + latency, 64 + latency], took
+    assert seen["conflicts"] == steps * (per_group - 1) + 64 - steps
+    assert [b - a for a, b in zip(done[3:], done[4:], strict=False)] == [steps] * 3, done
+
+
+@pytest.mark.parametrize(("lanes", "width"), [
+    (16, 4), (8, 2), pytest.param(4, 1, marks=pytest.mark.slow),
+    pytest.param(16, 1, marks=pytest.mark.slow)])
+def test_groups_without_exec_take_no_cycle(lanes, width):
+    """``write`` always ready; conflict-free ``ds_read_b32`` (every lane on one dword), each
+    alone. The schedule spends a cycle on each group of ``width`` lanes with an EXEC bit and
+    none on the others: full EXEC is done ``64 / width`` cycles plus the latency after its
+    issue; one lane of one group in each pass (a different group from pass to pass),
+    ``64 / lanes`` plus the latency; one lane of the last group of the first pass, 1 plus the
+    latency. No conflicts."""
+    passes, groups = 64 // lanes, lanes // width
+    one_each = sum(1 << (p * lanes + (p % groups) * width + p % width) for p in range(passes))
+    last_of_first = 1 << (lanes - 1)
+    program = [single_read(0, exec_mask=e) for e in (M64, one_each, last_of_first, M64)]
+    seen = run(lanes, program, hold=0, patterns={0: [4 * 9] * 64}, readback=False, slots=1,
+               width=width)
+    took = [d - i for (d, _), i in zip(seen["done"], seen["issued"], strict=True)]
+    latency = took[0] - 64 // width
+    assert latency <= 22, took
+    assert took == [64 // width + latency, passes + latency, 1 + latency,
+                    64 // width + latency], took
+    assert seen["conflicts"] == 0
 
 
 def test_parameters_are_checked():
     for kwargs, message in (({"lanes": 2}, "lanes must be one of 4, 8, 16, not 2"),
+                            ({"width": 3}, "width must be one of 1, 2, 4, 8, 16 and at most "
+                                           "lanes (16), not 3"),
+                            ({"lanes": 4, "width": 8}, "width must be one of 1, 2, 4, 8, 16 "
+                                                       "and at most lanes (4), not 8"),
+                            ({"width": 32}, "at most lanes (16), not 32"),
                             ({"banks": 3}, "banks must be one of"),
                             ({"lds_bytes": 0}, "lds_bytes must be a power of two"),
                             ({"lds_bytes": 3000}, "lds_bytes must be a power of two"),
-                            ({"lanes": 16, "lds_bytes": 32}, "from 64 (4 x banks)"),
+                            ({"width": 16, "lds_bytes": 32}, "from 64 (4 x banks)"),
+                            ({"lds_bytes": 8}, "from 16 (4 x banks)"),
                             ({"depth": 2}, "depth >= 3"),
                             ({"atomics": {MemKind.LOAD}}, "atomics must be DS atomic")):
         with pytest.raises(ValueError, match=re.escape(message)):
             LdsUnit(**kwargs)
-    unit = LdsUnit(lanes=8, lds_bytes=65536, banks=4)
-    assert (unit.lanes, unit.passes, unit.banks, unit.lds_bytes, unit.sources) == \
-        (8, 8, 4, 65536, 3)
+    unit = LdsUnit(lanes=8, lds_bytes=65536, banks=8)
+    assert (unit.lanes, unit.width, unit.groups, unit.passes, unit.banks, unit.lds_bytes,
+            unit.sources) == (8, 4, 2, 8, 8, 65536, 3)
+    unit = LdsUnit(lanes=16, width=2)
+    assert (unit.width, unit.groups, unit.banks) == (2, 8, 2)
