@@ -21,9 +21,10 @@ an :class:`~gpgpu_hdl.cu.valu.IntLaneAlu` and an :class:`~gpgpu_hdl.cu.fpu.unit.
 A wave64 instruction is done a pass of ``lanes`` lanes (the VGPR file's) at a time, and a pass
 ``width`` lanes (a *group*) at a time. Per pass: the pass's VGPR operands are asked of the
 shared :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile` (one request of the three sources' registers,
-a second one of their high registers when a VGPR source is 64-bit) into an operand buffer of
-the pass; then, per group, the group's operands (VGPR data or the scalar operand, with the
-input modifiers) go into the lanes' input registers and the lanes compute (an integer group a
+a second one of their high registers when a VGPR source is 64-bit: source 0's and that of
+source 1 or 2, as no instruction has both 64-bit) into an operand buffer of the pass; then,
+per group, the group's operands (VGPR data or the scalar operand, with the input modifiers)
+go into the lanes' input registers and the lanes compute (an integer group a
 cycle, each result registered the cycle after; an FP group from ``start`` until every lane's
 ``done``); the results collect in a result buffer of the pass, which is written back, one
 write of the pass a result word, under EXEC. Passes and groups with no lane in EXEC are
@@ -119,8 +120,10 @@ class SlowVectorUnit(wiring.Component):
     read : Out(VGPR file read request stream)
         To a :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile` built with ``sources=3`` (shared with
         other units): one request a pass (the VGPR sources' registers), two when a VGPR
-        source is 64-bit (then the second names the high registers of the 64-bit VGPR
-        sources only); none for a pass with no VGPR source or no lane in EXEC.
+        source is 64-bit (then the second names the high register of source 0 in its slot 0
+        and that of source 1 or 2 in its slot 1, when 64-bit VGPR sources; no instruction
+        has both sources 1 and 2 64-bit); none for a pass with no VGPR source or no lane in
+        EXEC.
     operands : In(VGPR file operand stream)
         The answers to this unit's requests, in request order; always taken (at any time
         after the request).
@@ -216,7 +219,9 @@ class SlowVectorUnit(wiring.Component):
         target = Signal(6, name="cur_target")       # their lane
         vgpr = Signal(SOURCES, name="cur_vgpr")     # sources read from VGPRs
         wide = Signal(SOURCES, name="cur_wide")     # 64-bit VGPR sources (a second request)
-        hi_reg = [Signal(range(self._vgprs), name=f"cur_hi{k}") for k in range(SOURCES)]
+        # the second request names source 0's high register in its slot 0 and that of source
+        # 1 or 2 (at most one of them is a 64-bit VGPR source) in its slot 1
+        hi_reg = [Signal(range(self._vgprs), name=f"cur_hi{k}") for k in range(2)]
         dst1 = Signal(range(self._vgprs), name="cur_dst1")
         writes_v = Signal(name="cur_writes_v")
         dst_wide = Signal(name="cur_dst_wide")
@@ -245,16 +250,18 @@ class SlowVectorUnit(wiring.Component):
         last_pass = Signal()
         m.d.comb += last_pass.eq(lane_write | lane_read | (pass_ == passes - 1))
 
-        # the operand buffer of a pass: per source the low and high words of every lane
+        # the operand buffer of a pass: per source the low words of every lane, the high words
+        # of source 0 and of source 1 or 2 (the second request's slots 0 and 1)
         op_lo = [Signal(32 * lanes, name=f"buf_lo{k}") for k in range(SOURCES)]
-        op_hi = [Signal(32 * lanes, name=f"buf_hi{k}") for k in range(SOURCES)]
+        op_hi = [Signal(32 * lanes, name=f"buf_hi{k}") for k in range(2)]
         rx_beat = Signal(name="rx_beat")
         rx_done = Signal(name="rx_done")            # the pass's operands are in
         got = self.operands.payload
         with m.If(self.operands.valid):
             for k in range(SOURCES):
                 with m.If(rx_beat):
-                    m.d.sync += op_hi[k].eq(Cat(got.data[k]))
+                    if k < 2:
+                        m.d.sync += op_hi[k].eq(Cat(got.data[k]))
                 with m.Else():
                     m.d.sync += op_lo[k].eq(Cat(got.data[k]))
             with m.If(rx_beat | ~wide.any()):
@@ -274,18 +281,21 @@ class SlowVectorUnit(wiring.Component):
             return Mux(cur.control.src64[k], Cat(value[:63], new),
                        Cat(value[:31], new, value[32:]))
 
-        grp_next = Signal(range(groups), name="seq_group_next")
-        m.d.comb += grp_next.eq(grp + 1)
+        # one read of the operand buffer: the group to load next (``grp``), or the group of
+        # the lane a lane read reads
+        sel = Signal(range(groups), name="buf_group")
+        m.d.comb += sel.eq(Mux(lane_read, target[_log2(width):_log2(lanes)], grp))
+        buf_lo = [op_lo[k].word_select(sel, 32 * width) for k in range(SOURCES)]
+        buf_hi = [op_hi[min(k, 1)].word_select(sel, 32 * width) for k in range(2)]
 
-        def load_group(g):
-            """The group's operands (VGPR data or the scalar operand, modifiers applied),
+        def load_group():
+            """The next group's operands (VGPR data or the scalar operand, modifiers applied),
             carry-in and EXEC bits into the input registers."""
-            stmts = [x_group.eq(g),
-                     x_exec.eq(exec_pass.word_select(g, width)),
-                     x_cin.eq(cur.cin.word_select(Cat(g, pass_), width))]
+            stmts = [x_group.eq(grp), grp.eq(grp + 1),
+                     x_exec.eq(exec_pass.word_select(grp, width)),
+                     x_cin.eq(cur.cin.word_select(Cat(grp, pass_), width))]
             for k in range(SOURCES):
-                lo = op_lo[k].word_select(g, 32 * width)
-                hi = op_hi[k].word_select(g, 32 * width)
+                lo, hi = buf_lo[k], buf_hi[min(k, 1)]
                 for j in range(width):
                     buffered = Cat(lo[32 * j:32 * (j + 1)], hi[32 * j:32 * (j + 1)])
                     value = Mux(vgpr[k], buffered, cur.srcs[k].value)
@@ -347,8 +357,10 @@ class SlowVectorUnit(wiring.Component):
         req = self.read.payload
         m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
         for k in range(SOURCES):
-            m.d.comb += [req.regs[k].reg.eq(Mux(beat, hi_reg[k], cur.srcs[k].reg)),
-                         req.regs[k].valid.eq(Mux(beat, wide[k], vgpr[k]))]
+            hi_valid = (wide[0], wide[1] | wide[2], 0)[k]
+            m.d.comb += [req.regs[k].reg.eq(Mux(beat & (k < 2), hi_reg[min(k, 1)],
+                                                cur.srcs[k].reg)),
+                         req.regs[k].valid.eq(Mux(beat, hi_valid, vgpr[k]))]
         m.d.comb += [self.done.payload.slot.eq(cur.slot), self.done.payload.flags.eq(flags),
                      self.done.payload.sresult.eq(sresult)]
 
@@ -359,7 +371,7 @@ class SlowVectorUnit(wiring.Component):
                 m.d.sync += pass_.eq(pass_ + 1)
                 m.next = "PASS"
 
-        with m.FSM(name="seq"):
+        with m.FSM(name="seq") as seq:
             with m.State("IDLE"):
                 m.d.comb += self.issue.ready.eq(1)
                 with m.If(self.issue.valid):
@@ -384,12 +396,15 @@ class SlowVectorUnit(wiring.Component):
                         omod.eq(Mux(vop3, field(VOP3B, "omod", ins.inst), 0)),
                         sresult.eq(ins.srcs[0].value[:32]),
                     ]
-                    m.d.sync += [hi_reg[k].eq(ins.srcs[k].reg + 1) for k in range(SOURCES)]
+                    wide12 = Mux(ctl.src64[2] & ins.srcs[2].vgpr, ins.srcs[2].reg,
+                                 ins.srcs[1].reg)
+                    m.d.sync += [hi_reg[0].eq(ins.srcs[0].reg + 1), hi_reg[1].eq(wide12 + 1)]
                     if self._fp_ops:
                         built = [fp_member(n) for n in FP_OPS if n in self._fp_ops]
                         m.d.sync += fp_built.eq(ctl.op.matches(*built))
                     with m.If(is_write):
-                        m.d.sync += pass_.eq(ins.srcs[1].value[_log2(lanes):6])
+                        m.d.sync += [pass_.eq(ins.srcs[1].value[_log2(lanes):6]),
+                                     res_lo.eq(Cat([ins.srcs[0].value[:32]] * lanes))]
                         m.next = "WRITE_LANE"
                     with m.Elif(is_read):
                         m.d.sync += pass_.eq(tgt[_log2(lanes):])
@@ -422,14 +437,13 @@ class SlowVectorUnit(wiring.Component):
             with m.State("WAIT"), m.If(rx_done):
                 m.d.sync += rx_done.eq(0)
                 with m.If(lane_read):
-                    m.d.sync += sresult.eq(
-                        op_lo[0].word_select(target[:_log2(lanes)], 32))
+                    m.d.sync += sresult.eq(buf_lo[0].word_select(target[:_log2(width)], 32))
                     m.next = "DONE"
                 with m.Else():
                     m.next = "LOAD"
 
             with m.State("LOAD"):
-                m.d.sync += load_group(grp)
+                m.d.sync += load_group()
                 with m.If(cur.control.fpu):
                     m.next = "FP_START"
                 with m.Else():
@@ -438,32 +452,31 @@ class SlowVectorUnit(wiring.Component):
             with m.State("INT"):
                 # the group in the input registers is computed; the next one is loaded
                 m.d.sync += capture(fp=False)
-                with m.If(grp == groups - 1):
+                with m.If(x_group == groups - 1):
                     m.next = "WRITE_LO"
                 with m.Else():
-                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+                    m.d.sync += load_group()
 
             with m.State("FP_START"):
                 with m.If(x_exec.any()):
                     m.d.comb += fp_start.eq(1)
                     m.next = "FP_WAIT"
-                with m.Elif(grp == groups - 1):
+                with m.Elif(x_group == groups - 1):
                     m.next = "WRITE_LO"
                 with m.Else():
-                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+                    m.d.sync += load_group()
 
             with m.State("FP_WAIT"), m.If(fp_done):
                 m.d.sync += capture(fp=True)
-                with m.If(grp == groups - 1):
+                with m.If(x_group == groups - 1):
                     m.next = "WRITE_LO"
                 with m.Else():
-                    m.d.sync += [grp.eq(grp + 1), *load_group(grp_next)]
+                    m.d.sync += load_group()
                     m.next = "FP_START"
 
             with m.State("WRITE_LO"):
                 m.d.comb += [self.write.valid.eq(writes_v), wr.reg.eq(cur.dst),
                              wr.mask.eq(exec_pass)]
-                m.d.comb += [wr.data[i].eq(res_lo[32 * i:32 * (i + 1)]) for i in range(lanes)]
                 with m.If(~writes_v | self.write.ready):
                     with m.If(dst_wide):
                         m.next = "WRITE_HI"
@@ -472,14 +485,12 @@ class SlowVectorUnit(wiring.Component):
 
             with m.State("WRITE_HI"):
                 m.d.comb += [self.write.valid.eq(1), wr.reg.eq(dst1), wr.mask.eq(exec_pass)]
-                m.d.comb += [wr.data[i].eq(res_hi[32 * i:32 * (i + 1)]) for i in range(lanes)]
                 with m.If(self.write.ready):
                     next_pass()
 
             with m.State("WRITE_LANE"):
                 m.d.comb += [self.write.valid.eq(1), wr.reg.eq(cur.dst),
                              wr.mask.eq(Const(1, lanes) << target[:_log2(lanes)])]
-                m.d.comb += [wr.data[i].eq(cur.srcs[0].value[:32]) for i in range(lanes)]
                 with m.If(self.write.ready):
                     m.next = "DONE"
 
@@ -487,5 +498,9 @@ class SlowVectorUnit(wiring.Component):
                 m.d.comb += self.done.valid.eq(1)
                 m.next = "IDLE"
 
+        # the write data: the result buffer's low or high words (v_writelane_b32's value is
+        # in every low word)
+        res = Mux(seq.ongoing("WRITE_HI"), res_hi, res_lo)
+        m.d.comb += [wr.data[i].eq(res[32 * i:32 * (i + 1)]) for i in range(lanes)]
         m.d.comb += self.busy.eq(~self.issue.ready)
         return m
