@@ -64,6 +64,14 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
+def _or_all(values):
+    values = list(values)
+    while len(values) > 1:
+        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
 class SlowVectorUnit(wiring.Component):
     """The shared long-latency vector unit: SLOW_OPS, FP32, integer VOP3 modifiers, lane
     accesses.
@@ -285,8 +293,17 @@ class SlowVectorUnit(wiring.Component):
         # the lane a lane read reads
         sel = Signal(range(groups), name="buf_group")
         m.d.comb += sel.eq(Mux(lane_read, target[_log2(width):_log2(lanes)], grp))
-        buf_lo = [op_lo[k].word_select(sel, 32 * width) for k in range(SOURCES)]
-        buf_hi = [op_hi[min(k, 1)].word_select(sel, 32 * width) for k in range(2)]
+        sel_1h = Signal(groups, name="buf_group_1h")
+        m.d.comb += sel_1h.eq(Const(1, groups) << sel)
+
+        def pick(buf):
+            # an AND-OR of the words (one-hot select) maps to fewer LUT4s than a mux tree
+            n = 32 * width
+            return _or_all(
+                buf[n * g:n * (g + 1)] & sel_1h[g].replicate(n) for g in range(groups))
+
+        buf_lo = [pick(op_lo[k]) for k in range(SOURCES)]
+        buf_hi = [pick(op_hi[k]) for k in range(2)]
 
         def load_group():
             """The next group's operands (VGPR data or the scalar operand, modifiers applied),
