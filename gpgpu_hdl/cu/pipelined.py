@@ -31,6 +31,8 @@ Stages, each a few LUT levels deep:
 The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.WaveLauncher`.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, fifo, memory, stream, wiring
 
@@ -114,14 +116,19 @@ _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
-    """What a unit hands the retire stage for an instruction it has finished."""
+    """What a unit hands the retire stage for an instruction it has finished. The
+    instruction's PC, words and fall-through PC are the wave's (one instruction in flight per
+    wave), not carried: ``next_pc`` is a jump's target (``jump``)."""
     return data.StructLayout({
-        "slot": range(slots), "next_pc": 32, "end": 1, "barrier": 1,
+        "slot": range(slots), "jump": 1, "next_pc": 32, "end": 1, "barrier": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1, "mode_w": 1, "mode": 10,
         "hold": 1, "hold_n": 4,                                # s_waitcnt vmcnt(n)
-        "smem": 1, "s_count": 5, "v_count": 3, "v_reg": 8, "v_late": 1,    # the trace's
-        "pc": 32, "inst": 64})
+        **_TRACE_FIELDS})
+
+
+#: the retire record's fields that only the commit trace reads
+_TRACE_FIELDS = {"smem": 1, "s_count": 5, "v_count": 3, "v_reg": 8, "v_late": 1}
 
 
 class PipelinedComputeUnit(wiring.Component):
@@ -223,6 +230,10 @@ class PipelinedComputeUnit(wiring.Component):
         w_fpc, w_fpc_ok = warr("w_fpc", 32), warr("w_fpc_ok", 1)
         w_fetching, w_buf, w_busy = warr("w_fetching", 1), warr("w_buf", 1), warr("w_busy", 1)
         w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
+        # the instruction in flight (one per wave): its words (for a trap and the trace) and
+        # the PC after it unless it jumps; the retire stage takes them from here, so that the
+        # units' queues do not carry them
+        w_inst, w_next = warr("w_inst", 64), warr("w_next", 32)
         w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
         w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
         # the instruction buffer: a decoded instruction per wave
@@ -247,11 +258,14 @@ class PipelinedComputeUnit(wiring.Component):
         trap_now = Signal()
         trap_cause = Signal(4)
         trap_slot = Signal(range(W))
-        trap_pc = Signal(32)
-        trap_inst = Signal(64)
+        # the trap is at the wave's instruction (its PC and, in flight, its words are the
+        # wave's: w_pc, w_inst), read once here for every cause
+        trap_has_pc = Signal()
+        trap_has_inst = Signal()
         with m.If(trap_now & ~stopping):
             m.d.sync += [stopping.eq(1), trap.cause.eq(trap_cause), trap.slot.eq(trap_slot),
-                         trap.pc.eq(trap_pc), trap.inst.eq(trap_inst)]
+                         trap.pc.eq(Mux(trap_has_pc, w_pc[trap_slot] - d.code_address, 0)),
+                         trap.inst.eq(Mux(trap_has_inst, w_inst[trap_slot], 0))]
 
         live_any = Signal()
         m.d.comb += live_any.eq(Cat(w_live).any())
@@ -405,7 +419,7 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += issue_now.eq(i_ok & ~stopping & running & ~b_range[i_pick])
         with m.If(i_ok & ~stopping & running & b_range[i_pick]):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
-                         trap_slot.eq(i_pick), trap_pc.eq(w_pc[i_pick] - d.code_address)]
+                         trap_slot.eq(i_pick), trap_has_pc.eq(1)]
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "size8": 1,
@@ -420,6 +434,8 @@ class PipelinedComputeUnit(wiring.Component):
                                   (b_ctl[i_pick].mem != MemKind.NOP))]
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
+                         w_inst[i_pick].eq(b_inst[i_pick]),
+                         w_next[i_pick].eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4)),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
                          i1.size8.eq(b_size8[i_pick]), i1.path.eq(b_path[i_pick]),
                          w_busy[i_pick].eq(1),
@@ -483,8 +499,6 @@ class PipelinedComputeUnit(wiring.Component):
         ctl = i3.ctl
         s3 = i3.slot
         pc3 = w_pc[s3]
-        next_pc3 = Signal(32)
-        m.d.comb += next_pc3.eq(pc3 + Mux(i3.size8, 8, 4))
         literal = i3.inst[32:]
         exec3, m03, scc3 = w_exec[s3], w_m0[s3], w_scc[s3]
 
@@ -506,13 +520,35 @@ class PipelinedComputeUnit(wiring.Component):
         # (VOP3 modifiers: the slow vector unit applies them; v_mov_b32 with them traps below)
         m.d.comb += illegal.eq(~ctl.legal)
 
+        def narrow(name, layout, keep, depth, *, derive=()):
+            """A FIFO of records of ``layout`` that stores only the fields ``keep`` (of
+            :data:`_TRACE_FIELDS` only when the trace is built); the others read as 0, or as
+            ``derive`` says (field -> a stored field's name, or a constant). Returns the FIFO
+            (a stand-in when nothing is stored), the record written and the record read."""
+            stored = [f for f in layout.members
+                      if f in keep and (self._trace or f not in _TRACE_FIELDS)]
+            part = data.StructLayout({f: layout.members[f] for f in stored})
+            w_rec = Signal(layout, name=f"{name}_w")
+            r_rec = Signal(layout, name=f"{name}_r")
+            if not stored:
+                return SimpleNamespace(w_en=Signal(name=f"{name}_w_en"),
+                                       r_en=Signal(name=f"{name}_r_en")), w_rec, r_rec
+            q = cleared(name, fifo.SyncFIFOBuffered(width=part.size, depth=depth))
+            w_part, r_part = Signal(part), data.View(part, q.r_data)
+            m.d.comb += [q.w_data.eq(w_part),
+                         *(getattr(w_part, f).eq(getattr(w_rec, f)) for f in stored),
+                         *(getattr(r_rec, f).eq(getattr(r_part, f)) for f in stored)]
+            for f, src in dict(derive).items():
+                m.d.comb += getattr(r_rec, f).eq(getattr(r_part, src) if isinstance(src, str)
+                                                 else src)
+            return q, w_rec, r_rec
+
         # completions that retire with no further work (control operations)
-        spec_q = cleared("spec_queue", fifo.SyncFIFOBuffered(width=retire_layout.size,
-                                                             depth=W + 1))
-        spec_rec = Signal(retire_layout)
-        m.d.comb += spec_q.w_data.eq(spec_rec)
-        base_rec = [spec_rec.slot.eq(s3), spec_rec.next_pc.eq(next_pc3),
-                    spec_rec.pc.eq(pc3), spec_rec.inst.eq(i3.inst)]
+        spec_q, spec_rec, spec_out = narrow(
+            "spec_queue", retire_layout,
+            ("slot", "jump", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide", "sw_data",
+             "mode_w", "mode", "hold", "hold_n"), W + 1)
+        base_rec = [spec_rec.slot.eq(s3)]
 
         # SALU: control word and operands into the ALU's input registers
         m.d.comb += sdec.op.eq(ctl.op)
@@ -521,15 +557,11 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += [salu.control.eq(sdec.control), salu.a.eq(sv[0]),
                      salu.b.eq(Mux(fmt3 == FORMAT_TAG[Format.SOPK], simm16, sv[1])),
                      salu.scc_in.eq(scc3), salu.exec_in.eq(exec3)]
-        salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5,
-                                             "next_pc": 32, "pc": 32, "inst": 64})
-        salu_tags = cleared("salu_tags", fifo.SyncFIFOBuffered(width=salu_tag_layout.size,
-                                                               depth=W + 1))
-        salu_tag_in = Signal(salu_tag_layout)
-        m.d.comb += [salu_tags.w_data.eq(salu_tag_in),
-                     salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
-                     salu_tag_in.dst_dw.eq(ctl.dst_dw), salu_tag_in.next_pc.eq(next_pc3),
-                     salu_tag_in.pc.eq(pc3), salu_tag_in.inst.eq(i3.inst)]
+        salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5})
+        salu_tags, salu_tag_in, salu_tag = narrow("salu_tags", salu_tag_layout,
+                                                  salu_tag_layout.members, W + 1)
+        m.d.comb += [salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
+                     salu_tag_in.dst_dw.eq(ctl.dst_dw)]
 
         # VALU: the instruction into the vector unit's queue
         m.d.comb += fdec.op.eq(ctl.op)
@@ -550,17 +582,14 @@ class PipelinedComputeUnit(wiring.Component):
             src = v_issue.srcs[s]
             m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
                          src.reg.eq(ops.src[s][:8]), src.value.eq(vv[s])]
+        # (the destination and the dword count for the trace: v_reg and v_count)
         valu_tag_layout = data.StructLayout({
-            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "next_pc": 32,
-            "pc": 32, "inst": 64, "dst": 8, "v_count": 2})
-        valu_tags = cleared("valu_tags", fifo.SyncFIFOBuffered(width=valu_tag_layout.size,
-                                                               depth=W + 1))
-        valu_tag_in = Signal(valu_tag_layout)
-        m.d.comb += [valu_tags.w_data.eq(valu_tag_in),
-                     valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
+            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "v_reg": 8, "v_count": 2})
+        valu_tags, valu_tag_in, valu_tag = narrow("valu_tags", valu_tag_layout,
+                                                  valu_tag_layout.members, W + 1)
+        m.d.comb += [valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
                      valu_tag_in.flags.eq(ctl.vopc | ctl.vop3b), valu_tag_in.cmpx.eq(ctl.cmpx),
-                     valu_tag_in.next_pc.eq(next_pc3), valu_tag_in.pc.eq(pc3),
-                     valu_tag_in.inst.eq(i3.inst), valu_tag_in.dst.eq(ops.vdst),
+                     valu_tag_in.v_reg.eq(ops.vdst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
 
         # the slow vector unit: the same operands, and MODE, the words, the lane select
@@ -582,16 +611,13 @@ class PipelinedComputeUnit(wiring.Component):
                                                  (ctl.spec == Spec.V_READFIRSTLANE))
         slow_tag_layout = data.StructLayout({
             "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "lane_read": 1, "sdst": 8,
-            "next_pc": 32, "pc": 32, "inst": 64, "dst": 8, "v_count": 2})
-        slow_tags = cleared("slow_tags", fifo.SyncFIFOBuffered(width=slow_tag_layout.size,
-                                                               depth=_SLOW_QUEUE + 2))
-        slow_tag_in = Signal(slow_tag_layout)
-        m.d.comb += [slow_tags.w_data.eq(slow_tag_in),
-                     slow_tag_in.slot.eq(s3), slow_tag_in.mask_dst.eq(ops.mask_dst),
+            "v_reg": 8, "v_count": 2})
+        slow_tags, slow_tag_in, slow_tag = narrow("slow_tags", slow_tag_layout,
+                                                  slow_tag_layout.members, _SLOW_QUEUE + 2)
+        m.d.comb += [slow_tag_in.slot.eq(s3), slow_tag_in.mask_dst.eq(ops.mask_dst),
                      slow_tag_in.flags.eq(ctl.vopc | ctl.vop3b), slow_tag_in.cmpx.eq(ctl.cmpx),
                      slow_tag_in.lane_read.eq(lane_read), slow_tag_in.sdst.eq(ops.sdst),
-                     slow_tag_in.next_pc.eq(next_pc3), slow_tag_in.pc.eq(pc3),
-                     slow_tag_in.inst.eq(i3.inst), slow_tag_in.dst.eq(ops.vdst),
+                     slow_tag_in.v_reg.eq(ops.vdst),
                      slow_tag_in.v_count.eq(Mux(ctl.vopc | lane_read, 0,
                                                 Mux(ctl.dst_dw == 2, 2, 1)))]
 
@@ -610,15 +636,12 @@ class PipelinedComputeUnit(wiring.Component):
                            for f in ("offset0", "offset1", "addr", "data0", "data1", "vdst")),
                          l_issue.base.eq(g_lds[w_grp[s3]]), l_issue.limit.eq(limit),
                          l_issue.exec.eq(exec3)]
-            lds_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64,
-                                                "vdst": 8, "v_count": 3})
-            lds_tags = cleared("lds_tags", fifo.SyncFIFOBuffered(width=lds_tag_layout.size,
-                                                                 depth=W + 1))
-            lds_tag_in = Signal(lds_tag_layout)
+            # (the trace's: what the instruction writes)
+            lds_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3})
+            lds_tags, lds_tag_in, lds_tag = narrow("lds_tags", lds_tag_layout,
+                                                   lds_tag_layout.members, W + 1)
             returns = (ctl.mem == MemKind.LOAD) | ((ctl.mem == MemKind.ATOMIC) & ctl.rtn)
-            m.d.comb += [lds_tags.w_data.eq(lds_tag_in), lds_tag_in.next_pc.eq(next_pc3),
-                         lds_tag_in.pc.eq(pc3), lds_tag_in.inst.eq(i3.inst),
-                         lds_tag_in.vdst.eq(field(Format.DS, "vdst", i3.inst)),
+            m.d.comb += [lds_tag_in.v_reg.eq(field(Format.DS, "vdst", i3.inst)),
                          lds_tag_in.v_count.eq(Mux(returns, Mux(ctl.two, 2, 1) * ctl.dwords,
                                                    0))]
 
@@ -639,15 +662,14 @@ class PipelinedComputeUnit(wiring.Component):
                        for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata")),
                      b_issue.vsharp.eq(Cat(sgprs.data[0], sgprs.data[1])),
                      b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
-        buf_tag_layout = data.StructLayout({"next_pc": 32, "pc": 32, "inst": 64, "load": 1,
-                                            "dwords": 3})
-        buf_tags = cleared("buf_tags", fifo.SyncFIFOBuffered(width=buf_tag_layout.size,
-                                                             depth=W + 1))
-        buf_tag_in = Signal(buf_tag_layout)
-        m.d.comb += [buf_tags.w_data.eq(buf_tag_in), buf_tag_in.next_pc.eq(next_pc3),
-                     buf_tag_in.pc.eq(pc3), buf_tag_in.inst.eq(i3.inst),
-                     buf_tag_in.load.eq(ctl.mem == MemKind.LOAD),
-                     buf_tag_in.dwords.eq(ctl.dwords)]
+        # (the trace's: a load's registers, whose values follow on ``load_trace``)
+        buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1})
+        buf_tags, buf_tag_in, buf_tag = narrow("buf_tags", buf_tag_layout,
+                                               buf_tag_layout.members, W + 1)
+        buf_load = ctl.mem == MemKind.LOAD
+        m.d.comb += [buf_tag_in.v_reg.eq(field(Format.MUBUF, "vdata", i3.inst)),
+                     buf_tag_in.v_count.eq(Mux(buf_load, ctl.dwords, 0)),
+                     buf_tag_in.v_late.eq(buf_load)]
         # a wave's buffer instructions not landed yet
         for i in range(W):
             up = buf_issued & (s3 == i)
@@ -657,14 +679,14 @@ class PipelinedComputeUnit(wiring.Component):
         # SMEM: the scalar memory unit's registers
         sm = Signal(data.StructLayout({
             "slot": range(W), "base": 64, "off": 32, "n": 5, "k": 5, "r": 5, "sdst": 8,
-            "sbuf": 1, "records": 32, "stride0": 1, "next_pc": 32, "pc": 32, "inst": 64,
+            "sbuf": 1, "records": 32, "stride0": 1,
             "issuing": 1, "writing": 1}))
 
         with m.If(i3.valid & ~stopping):
             with m.If(illegal):
                 m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                             trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                             trap_inst.eq(i3.inst)]
+                             trap_slot.eq(s3), trap_has_pc.eq(1),
+                             trap_has_inst.eq(1)]
             with m.Else(), m.Switch(ctl.unit):
                 with m.Case(XUnit.SALU):
                     m.d.sync += salu_in.valid.eq(1)
@@ -675,8 +697,8 @@ class PipelinedComputeUnit(wiring.Component):
                     with m.If(((ops.vdst >= NV) & writes) | (i3.path == _TO_NONE) &
                               (ctl.spec != Spec.NOP)):
                         m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                                     trap_inst.eq(i3.inst)]
+                                     trap_slot.eq(s3), trap_has_pc.eq(1),
+                                     trap_has_inst.eq(1)]
                     with m.Elif(i3.path == _TO_FAST):
                         m.d.comb += [valu_q.w_en.eq(1), valu_tags.w_en.eq(1)]
                     with m.Elif(i3.path == _TO_SLOW):
@@ -694,8 +716,7 @@ class PipelinedComputeUnit(wiring.Component):
                                      sm.sbuf.eq(ctl.sbuf),
                                      sm.records.eq(sgprs.data[1][:32]),
                                      sm.stride0.eq(sgprs.data[0][48:62] == 0),
-                                     sm.next_pc.eq(next_pc3), sm.pc.eq(pc3),
-                                     sm.inst.eq(i3.inst), sm.issuing.eq(1),
+                                     sm.issuing.eq(1),
                                      sm.writing.eq(1)]
                 with m.Case(XUnit.SPEC):
                     m.d.comb += base_rec
@@ -711,6 +732,7 @@ class PipelinedComputeUnit(wiring.Component):
                             with m.Case(spec):
                                 m.d.comb += taken.eq(cond)
                     with m.If(taken):
+                        m.d.comb += spec_rec.jump.eq(1)
                         m.d.comb += spec_rec.next_pc.eq(pc3 + 4 +
                                                         (simm16.as_signed() << 2))
                     hw_id, hw_off = simm16[0:6], simm16[6:11]
@@ -734,9 +756,11 @@ class PipelinedComputeUnit(wiring.Component):
                                          spec_rec.sw_wide.eq(1),
                                          spec_rec.sw_data.eq(pc3 + 4)]
                             with m.If(ctl.spec == Spec.SWAPPC):
-                                m.d.comb += spec_rec.next_pc.eq(sv[0][:32])
+                                m.d.comb += [spec_rec.jump.eq(1),
+                                             spec_rec.next_pc.eq(sv[0][:32])]
                         with m.Case(Spec.SETPC):
-                            m.d.comb += spec_rec.next_pc.eq(sv[0][:32])
+                            m.d.comb += [spec_rec.jump.eq(1),
+                                         spec_rec.next_pc.eq(sv[0][:32])]
                         with m.Case(Spec.GETREG, Spec.SETREG):
                             with m.If(hw_id != _HW_REG_MODE):
                                 m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
@@ -756,16 +780,16 @@ class PipelinedComputeUnit(wiring.Component):
                             m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
                     with m.If(bad):
                         m.d.comb += [trap_now.eq(1), trap_slot.eq(s3),
-                                     trap_pc.eq(pc3 - d.code_address),
-                                     trap_inst.eq(i3.inst)]
+                                     trap_has_pc.eq(1),
+                                     trap_has_inst.eq(1)]
                     with m.Else():
                         m.d.comb += spec_q.w_en.eq(1)
                 if has_lds:
                     with m.Case(XUnit.DS):
                         with m.If(field(Format.DS, "gds", i3.inst)):
                             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                         trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                                         trap_inst.eq(i3.inst)]
+                                         trap_slot.eq(s3), trap_has_pc.eq(1),
+                                         trap_has_inst.eq(1)]
                         with m.Else():
                             m.d.comb += [lds_q.w_en.eq(1), lds_tags.w_en.eq(1)]
                 with m.Case(XUnit.BUF):
@@ -774,91 +798,86 @@ class PipelinedComputeUnit(wiring.Component):
                                    field(Format.MUBUF, "tfe", i3.inst))
                     with m.If(unsupported):
                         m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                     trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                                     trap_inst.eq(i3.inst)]
+                                     trap_slot.eq(s3), trap_has_pc.eq(1),
+                                     trap_has_inst.eq(1)]
                     with m.Elif(ctl.mem == MemKind.NOP):      # cache invalidations
                         m.d.comb += [*base_rec, spec_q.w_en.eq(1)]
                     with m.Else():
                         m.d.comb += [buf_q.w_en.eq(1), buf_tags.w_en.eq(1), buf_issued.eq(1)]
                 with m.Default():
                     m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                 trap_slot.eq(s3), trap_pc.eq(pc3 - d.code_address),
-                                 trap_inst.eq(i3.inst)]
+                                 trap_slot.eq(s3), trap_has_pc.eq(1),
+                                 trap_has_inst.eq(1)]
 
-        def completions(name, tags, tag_layout, done):
-            """A unit's completed instructions on their way to retirement: the queue, the
-            record to fill in for it, and the unit's tag for the instruction (the head of
-            ``tags``, popped as ``done`` pushes the record)."""
-            queue = cleared(name, fifo.SyncFIFOBuffered(width=retire_layout.size, depth=W + 1))
-            record, tag = Signal(retire_layout, name=f"{name}_rec"), Signal(tag_layout)
-            m.d.comb += [tag.eq(tags.r_data), queue.w_data.eq(record), queue.w_en.eq(done),
-                         tags.r_en.eq(done)]
-            return queue, record, tag
+        def completions(name, tags, done, keep, derive=()):
+            """A unit's completed instructions on their way to retirement: the queue (of the
+            record's fields ``keep``, see :func:`narrow`), the record to fill in and the record
+            read. The unit's tag FIFO ``tags`` is popped as ``done`` pushes the record."""
+            queue, record, out = narrow(name, retire_layout, keep, W + 1, derive=derive)
+            m.d.comb += [queue.w_en.eq(done), tags.r_en.eq(done)]
+            return queue, record, out
 
         # --- SALU results ------------------------------------------------------------------
         salu_valid = Signal(SALU_LATENCY)
         m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
-        salu_q, salu_rec, salu_tag = completions("salu_queue", salu_tags, salu_tag_layout,
-                                                 salu_valid[-1])
+        salu_q, salu_rec, salu_out = completions(
+            "salu_queue", salu_tags, salu_valid[-1],
+            ("slot", "sw", "sw_code", "sw_wide", "sw_data", "exec_w", "exec", "scc_w", "scc"))
         # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
         salu_d = salu.write_d & ~(salu.write_exec & (salu_tag.sdst == _EXEC_LO))
-        m.d.comb += [salu_rec.slot.eq(salu_tag.slot), salu_rec.next_pc.eq(salu_tag.next_pc),
-                     salu_rec.pc.eq(salu_tag.pc), salu_rec.inst.eq(salu_tag.inst),
+        m.d.comb += [salu_rec.slot.eq(salu_tag.slot),
                      salu_rec.sw.eq(salu_d), salu_rec.sw_code.eq(salu_tag.sdst),
                      salu_rec.sw_wide.eq(salu_tag.dst_dw == 2), salu_rec.sw_data.eq(salu.result),
                      salu_rec.exec_w.eq(salu.write_exec), salu_rec.exec.eq(salu.exec_out),
                      salu_rec.scc_w.eq(salu.write_scc), salu_rec.scc.eq(salu.scc_out)]
 
-        # --- VALU results: the lane mask ----------------------------------------------------
-        valu_dq, valu_rec, valu_tag = completions("valu_done_queue", valu_tags,
-                                                  valu_tag_layout, valu.done.valid)
-        m.d.comb += [valu_rec.slot.eq(valu_tag.slot), valu_rec.next_pc.eq(valu_tag.next_pc),
-                     valu_rec.pc.eq(valu_tag.pc), valu_rec.inst.eq(valu_tag.inst),
+        # --- VALU results: the lane mask (also EXEC's, for v_cmpx) ---------------------------
+        valu_dq, valu_rec, valu_out = completions(
+            "valu_done_queue", valu_tags, valu.done.valid,
+            ("slot", "sw", "sw_code", "sw_data", "exec_w", "v_count", "v_reg"),
+            derive={"sw_wide": 1, "exec": "sw_data"})
+        m.d.comb += [valu_rec.slot.eq(valu_tag.slot),
                      valu_rec.sw.eq(valu_tag.flags), valu_rec.sw_code.eq(valu_tag.mask_dst),
-                     valu_rec.sw_wide.eq(1), valu_rec.sw_data.eq(valu.done.payload.flags),
-                     valu_rec.exec_w.eq(valu_tag.cmpx), valu_rec.exec.eq(valu.done.payload.flags),
-                     valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.dst)]
+                     valu_rec.sw_data.eq(valu.done.payload.flags),
+                     valu_rec.exec_w.eq(valu_tag.cmpx),
+                     valu_rec.v_count.eq(valu_tag.v_count), valu_rec.v_reg.eq(valu_tag.v_reg)]
 
-        # --- slow vector unit results --------------------------------------------------------
-        slow_dq, slow_rec, slow_tag = completions("slow_done_queue", slow_tags,
-                                                  slow_tag_layout, slow.done.valid)
-        m.d.comb += [slow_rec.slot.eq(slow_tag.slot), slow_rec.next_pc.eq(slow_tag.next_pc),
-                     slow_rec.pc.eq(slow_tag.pc), slow_rec.inst.eq(slow_tag.inst),
+        # --- slow vector unit results (a v_cmpx's lane mask is not a lane read's) ------------
+        slow_dq, slow_rec, slow_out = completions(
+            "slow_done_queue", slow_tags, slow.done.valid,
+            ("slot", "sw", "sw_code", "sw_wide", "sw_data", "exec_w", "v_count", "v_reg"),
+            derive={"exec": "sw_data"})
+        m.d.comb += [slow_rec.slot.eq(slow_tag.slot),
                      slow_rec.sw.eq(slow_tag.flags | slow_tag.lane_read),
                      slow_rec.sw_code.eq(Mux(slow_tag.lane_read, slow_tag.sdst,
                                              slow_tag.mask_dst)),
                      slow_rec.sw_wide.eq(~slow_tag.lane_read),
                      slow_rec.sw_data.eq(Mux(slow_tag.lane_read, slow.done.payload.sresult,
                                              slow.done.payload.flags)),
-                     slow_rec.exec_w.eq(slow_tag.cmpx), slow_rec.exec.eq(slow.done.payload.flags),
-                     slow_rec.v_count.eq(slow_tag.v_count), slow_rec.v_reg.eq(slow_tag.dst)]
+                     slow_rec.exec_w.eq(slow_tag.cmpx),
+                     slow_rec.v_count.eq(slow_tag.v_count), slow_rec.v_reg.eq(slow_tag.v_reg)]
 
         # --- LDS results ---------------------------------------------------------------------
         if has_lds:
-            lds_dq, lds_rec, lds_tag = completions("lds_done_queue", lds_tags, lds_tag_layout,
-                                                   lds.done.valid)
+            lds_dq, lds_rec, lds_out = completions("lds_done_queue", lds_tags, lds.done.valid,
+                                                   ("slot", "v_reg", "v_count"))
             m.d.comb += [lds_rec.slot.eq(lds.done.payload.slot),
-                         lds_rec.next_pc.eq(lds_tag.next_pc), lds_rec.pc.eq(lds_tag.pc),
-                         lds_rec.inst.eq(lds_tag.inst), lds_rec.v_reg.eq(lds_tag.vdst),
-                         lds_rec.v_count.eq(lds_tag.v_count)]
-            lds_ready, lds_data = lds_dq.r_rdy, lds_dq.r_data
+                         lds_rec.v_reg.eq(lds_tag.v_reg), lds_rec.v_count.eq(lds_tag.v_count)]
+            lds_ready = lds_dq.r_rdy
         else:
-            lds_ready, lds_data = Const(0), Const(0, retire_layout.size)
+            lds_ready, lds_out = Const(0), Signal(retire_layout)
 
         # --- BUF: an instruction retires when its requests are queued -------------------
-        buf_dq, buf_rec, buf_tag = completions("buf_done_queue", buf_tags, buf_tag_layout,
-                                               lsu.sent.valid)
-        sent = lsu.sent.payload.slot
-        m.d.comb += [buf_rec.slot.eq(sent), buf_rec.next_pc.eq(buf_tag.next_pc),
-                     buf_rec.pc.eq(buf_tag.pc), buf_rec.inst.eq(buf_tag.inst)]
+        buf_dq, buf_rec, buf_out = completions("buf_done_queue", buf_tags, lsu.sent.valid,
+                                               ("slot", "v_reg", "v_count", "v_late"))
         # a load's record names its registers; their values follow on ``load_trace``
-        m.d.comb += [buf_rec.v_reg.eq(field(Format.MUBUF, "vdata", buf_tag.inst)),
-                     buf_rec.v_count.eq(Mux(buf_tag.load, buf_tag.dwords, 0)),
-                     buf_rec.v_late.eq(buf_tag.load)]
+        m.d.comb += [buf_rec.slot.eq(lsu.sent.payload.slot), buf_rec.v_reg.eq(buf_tag.v_reg),
+                     buf_rec.v_count.eq(buf_tag.v_count), buf_rec.v_late.eq(buf_tag.v_late)]
         with m.If(lsu.trap.valid & ~stopping):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
                          trap_slot.eq(lsu.trap.payload.slot),
-                         trap_pc.eq(buf_tag.pc - d.code_address), trap_inst.eq(buf_tag.inst)]
+                         trap_has_pc.eq(1),
+                         trap_has_inst.eq(1)]
 
         # --- SMEM: dword requests, answers into the SGPR file -----------------------------
         sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
@@ -881,8 +900,9 @@ class PipelinedComputeUnit(wiring.Component):
             with m.Elif(sm_far):
                 with m.If(~stopping):
                     m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
-                                 trap_slot.eq(sm.slot), trap_pc.eq(sm.pc - d.code_address),
-                                 trap_inst.eq(sm.inst)]
+                                 trap_slot.eq(sm.slot),
+                                 trap_has_pc.eq(1),
+                                 trap_has_inst.eq(1)]
                 m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0)]
             with m.Else():
                 m.d.comb += [sm_req.valid.eq(1), sm_req.payload.addr.eq(sm_addr[:32] & ~3),
@@ -904,8 +924,7 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.sync += [sm_data[sm.r].eq(sm_value), sm.r.eq(sm.r + 1)]
         m.d.comb += sm_done.eq(sm.writing & ~sm.issuing & (sm.r == sm.n))
         smem_rec = Signal(retire_layout)
-        m.d.comb += [smem_rec.slot.eq(sm.slot), smem_rec.next_pc.eq(sm.next_pc),
-                     smem_rec.pc.eq(sm.pc), smem_rec.inst.eq(sm.inst), smem_rec.smem.eq(1),
+        m.d.comb += [smem_rec.slot.eq(sm.slot), smem_rec.smem.eq(1),
                      smem_rec.s_count.eq(sm.n), smem_rec.sw_code.eq(sm.sdst)]
 
         # --- retire ------------------------------------------------------------------------
@@ -921,12 +940,12 @@ class PipelinedComputeUnit(wiring.Component):
         retire_now = Signal()
         m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
                                    pick_spec | pick_smem) & ~stopping)
-        m.d.comb += rec.eq(Mux(pick_valu, valu_dq.r_data,
-                               Mux(pick_salu, salu_q.r_data,
-                                   Mux(pick_buf, buf_dq.r_data,
-                                       Mux(pick_slow, slow_dq.r_data,
-                                           Mux(pick_lds, lds_data,
-                                               Mux(pick_spec, spec_q.r_data, smem_rec)))))))
+        m.d.comb += rec.eq(Mux(pick_valu, valu_out,
+                               Mux(pick_salu, salu_out,
+                                   Mux(pick_buf, buf_out,
+                                       Mux(pick_slow, slow_out,
+                                           Mux(pick_lds, lds_out,
+                                               Mux(pick_spec, spec_out, smem_rec)))))))
         m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
                      buf_dq.r_en.eq(pick_buf), slow_dq.r_en.eq(pick_slow),
                      spec_q.r_en.eq(pick_spec)]
@@ -937,6 +956,8 @@ class PipelinedComputeUnit(wiring.Component):
 
         rs = rec.slot
         code = rec.sw_code
+        next_pc = Signal(32)
+        m.d.comb += next_pc.eq(Mux(rec.jump, rec.next_pc, w_next[rs]))
         sg_w = sgprs.write
         in_file = (code < cfg.sgprs) | (code == _VCC_LO) | (code == _VCC_LO + 1)
         retire_sw = Signal()
@@ -974,13 +995,13 @@ class PipelinedComputeUnit(wiring.Component):
         grp = w_grp[rs]
         release = launcher.release
         with m.If(retire_now):
-            m.d.sync += [w_pc[rs].eq(rec.next_pc), w_exec[rs].eq(exec_after),
+            m.d.sync += [w_pc[rs].eq(next_pc), w_exec[rs].eq(exec_after),
                          w_m0[rs].eq(m0_after), w_scc[rs].eq(scc_after),
                          w_mode[rs].eq(mode_after), w_busy[rs].eq(0),
                          cnt.instructions.eq(cnt.instructions + 1), self.commit.eq(1)]
             # after a jump (nothing fetched meanwhile) the next fetch is from its target
             with m.If(~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs]):
-                m.d.sync += [w_fpc[rs].eq(rec.next_pc), w_fpc_ok[rs].eq(1)]
+                m.d.sync += [w_fpc[rs].eq(next_pc), w_fpc_ok[rs].eq(1)]
             with m.If(rec.end):
                 m.d.sync += [w_live[rs].eq(0), g_live[grp].eq(g_live[grp] - 1)]
                 with m.If(g_live[grp] == 1):
@@ -1046,7 +1067,7 @@ class PipelinedComputeUnit(wiring.Component):
                                   mode_after,
                                   [(valu, "dst"), (slow, "dst")] +
                                   ([(lds, "vdst")] if has_lds else []),
-                                  sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d)
+                                  sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d, w_pc, w_inst)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
 
@@ -1104,7 +1125,8 @@ class PipelinedComputeUnit(wiring.Component):
         return rsp.valid & ~loading & ~who.r_data
 
     def _elaborate_trace(self, m, tr, rec, retire_now, exec_after, m0_after, scc_after,
-                         mode_after, units, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d):
+                         mode_after, units, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d,
+                         w_pc, w_inst):
         """The commit record of each retired instruction: the vector results are collected
         per wave slot from the vector units' writes, VCC from the SGPR file's writes."""
         W, L = self._config.wave_slots, self._config.lanes
@@ -1142,7 +1164,8 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.If(wr.payload.mask[j]):
                             m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
-            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(rec.pc - d.code_address), tr.inst.eq(rec.inst),
+            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs] - d.code_address),
+                         tr.inst.eq(w_inst[rs]),
                          tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
                          tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
                          tr.m0.eq(m0_after), tr.wave.eq(w_wave[rs]),
