@@ -26,10 +26,13 @@ source 1 or 2, as no instruction has both 64-bit) into an operand buffer of the 
 per group, the group's operands (VGPR data or the scalar operand, with the input modifiers)
 go into the lanes' input registers and the lanes compute (an integer group a
 cycle, each result registered the cycle after; an FP group from ``start`` until every lane's
-``done``); the results collect in a result buffer of the pass, which is written back, one
-write of the pass a result word, under EXEC. Passes and groups with no lane in EXEC are
-skipped. ``done`` comes when the last write is taken. One instruction is in the unit at a
-time: it is meant for the rare instructions (0.5 % of the suite's integer VALU work) and as
+``done``); the results collect in a result buffer of the pass, which is written back under
+EXEC. A 64-bit result's pass is computed twice, the low words then the high words, each
+written as its groups are done (``groups + 1`` more cycles a pass than one write would take:
+this is for the rare ``v_mqsad_pk_u16_u8`` and 64-bit shifts with modifiers, and saves the
+high half of the result buffer). Passes and groups with no lane in EXEC are skipped.
+``done`` comes when the last write is taken. One instruction is in the unit at a time: it is
+meant for the rare instructions (0.5 % of the suite's integer VALU work) and as
 the long-latency home of FP32 until FP32 gets lanes of its own (a wave waits on it, the others
 go on).
 """
@@ -351,22 +354,21 @@ class SlowVectorUnit(wiring.Component):
         fp_done = Signal()
         m.d.comb += fp_done.eq(Cat(f.done for f in fps).all() | ~fp_built if fps else 1)
 
-        # the result buffer of a pass, and the flags
-        res_lo = Signal(32 * lanes, name="res_lo")
-        res_hi = Signal(32 * lanes, name="res_hi")
+        # the result buffer of a pass, and the flags; a 64-bit result's pass is computed twice,
+        # its low words then its high words (``hi_round``), each sweep's written as it ends
+        res = Signal(32 * lanes, name="res")
+        hi_round = Signal(name="seq_hi_round")
 
         def capture(fp):
             if fp:
                 lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
-                hi = Const(0, 32 * width)
                 flag = Cat(f.flag for f in fps) if fps else Const(0, width)
                 lo, flag = Mux(fp_built, lo, 0), Mux(fp_built, flag, 0)
             else:
-                lo = Cat(a.result[:32] for a in ints) if ints else Const(0, 32 * width)
-                hi = Cat(a.result[32:] for a in ints) if ints else Const(0, 32 * width)
+                lo = Cat(Mux(hi_round, a.result[32:], a.result[:32]) for a in ints) if ints \
+                    else Const(0, 32 * width)
                 flag = Cat(a.flag for a in ints) if ints else Const(0, width)
-            return [res_lo.word_select(x_group, 32 * width).eq(lo),
-                    res_hi.word_select(x_group, 32 * width).eq(hi),
+            return [res.word_select(x_group, 32 * width).eq(lo),
                     flags.word_select(lane_base, width).eq(flag & x_exec)]
 
         wr = self.write.payload
@@ -388,7 +390,7 @@ class SlowVectorUnit(wiring.Component):
                 m.d.sync += pass_.eq(pass_ + 1)
                 m.next = "PASS"
 
-        with m.FSM(name="seq") as seq:
+        with m.FSM(name="seq"):
             with m.State("IDLE"):
                 m.d.comb += self.issue.ready.eq(1)
                 with m.If(self.issue.valid):
@@ -421,7 +423,7 @@ class SlowVectorUnit(wiring.Component):
                         m.d.sync += fp_built.eq(ctl.op.matches(*built))
                     with m.If(is_write):
                         m.d.sync += [pass_.eq(ins.srcs[1].value[_log2(lanes):6]),
-                                     res_lo.eq(Cat([ins.srcs[0].value[:32]] * lanes))]
+                                     res.eq(Cat([ins.srcs[0].value[:32]] * lanes))]
                         m.next = "WRITE_LANE"
                     with m.Elif(is_read):
                         m.d.sync += pass_.eq(tgt[_log2(lanes):])
@@ -470,7 +472,7 @@ class SlowVectorUnit(wiring.Component):
                 # the group in the input registers is computed; the next one is loaded
                 m.d.sync += capture(fp=False)
                 with m.If(x_group == groups - 1):
-                    m.next = "WRITE_LO"
+                    m.next = "WRITE"
                 with m.Else():
                     m.d.sync += load_group()
 
@@ -479,31 +481,29 @@ class SlowVectorUnit(wiring.Component):
                     m.d.comb += fp_start.eq(1)
                     m.next = "FP_WAIT"
                 with m.Elif(x_group == groups - 1):
-                    m.next = "WRITE_LO"
+                    m.next = "WRITE"
                 with m.Else():
                     m.d.sync += load_group()
 
             with m.State("FP_WAIT"), m.If(fp_done):
                 m.d.sync += capture(fp=True)
                 with m.If(x_group == groups - 1):
-                    m.next = "WRITE_LO"
+                    m.next = "WRITE"
                 with m.Else():
                     m.d.sync += load_group()
                     m.next = "FP_START"
 
-            with m.State("WRITE_LO"):
-                m.d.comb += [self.write.valid.eq(writes_v), wr.reg.eq(cur.dst),
-                             wr.mask.eq(exec_pass)]
+            with m.State("WRITE"):
+                m.d.comb += [self.write.valid.eq(writes_v),
+                             wr.reg.eq(Mux(hi_round, dst1, cur.dst)), wr.mask.eq(exec_pass)]
                 with m.If(~writes_v | self.write.ready):
-                    with m.If(dst_wide):
-                        m.next = "WRITE_HI"
+                    with m.If(dst_wide & ~hi_round):
+                        # the high words: the pass again, from the operand buffer
+                        m.d.sync += [hi_round.eq(1), grp.eq(0)]
+                        m.next = "LOAD"
                     with m.Else():
+                        m.d.sync += hi_round.eq(0)
                         next_pass()
-
-            with m.State("WRITE_HI"):
-                m.d.comb += [self.write.valid.eq(1), wr.reg.eq(dst1), wr.mask.eq(exec_pass)]
-                with m.If(self.write.ready):
-                    next_pass()
 
             with m.State("WRITE_LANE"):
                 m.d.comb += [self.write.valid.eq(1), wr.reg.eq(cur.dst),
@@ -515,9 +515,7 @@ class SlowVectorUnit(wiring.Component):
                 m.d.comb += self.done.valid.eq(1)
                 m.next = "IDLE"
 
-        # the write data: the result buffer's low or high words (v_writelane_b32's value is
-        # in every low word)
-        res = Mux(seq.ongoing("WRITE_HI"), res_hi, res_lo)
+        # the write data: the result buffer (v_writelane_b32's value is in every word)
         m.d.comb += [wr.data[i].eq(res[32 * i:32 * (i + 1)]) for i in range(lanes)]
         m.d.comb += self.busy.eq(~self.issue.ready)
         return m

@@ -297,18 +297,22 @@ def timed(name: str, words: bytes, exec_mask: int = M64) -> dict:
             "e64": False, "exec": exec_mask, "slot": 1, "mode": 0x3C0}
 
 
-#: v_bfi_b32 v4, v1, v2, v3 (SLOW_OPS, three VGPR sources in three banks) and
-#: v_add_f32 v4, v1, v2
+#: v_bfi_b32 v4, v1, v2, v3 (SLOW_OPS, three VGPR sources in three banks),
+#: v_add_f32 v4, v1, v2 and v_mqsad_pk_u16_u8 v[4:5], v[0:1], v2, v[6:7] (a 64-bit result)
 BFI = ("v_bfi_b32", encode("v_bfi_b32", vdst=4, src0=257, src1=258, src2=259))
 ADD_F32 = ("v_add_f32", encode("v_add_f32", vdst=4, src0=257, vsrc1=2))
+MQSAD = ("v_mqsad_pk_u16_u8", encode("v_mqsad_pk_u16_u8", vdst=4, src0=256, src1=258,
+                                     src2=262))
 
 
 @pytest.mark.parametrize("width", [1, 4])
 def test_cycles_of_a_full_wave(width, capsys):
-    """Cycles from issue to done of a full-wave integer slow op and FP add (16-lane VGPR file,
-    no back-pressure), printed; the integer one is ``passes x (groups + overhead)``."""
+    """Cycles from issue to done of a full-wave integer slow op, FP add and a 64-bit integer
+    op (16-lane VGPR file, no back-pressure), printed; the integer one is ``passes x (groups +
+    overhead)``, the 64-bit one computes each pass twice."""
     program = [timed(*BFI), timed(*BFI), timed(*ADD_F32), timed(*ADD_F32),
-               timed(*BFI, exec_mask=0xFFFF), timed(*ADD_F32, exec_mask=1 << 63)]
+               timed(*BFI, exec_mask=0xFFFF), timed(*ADD_F32, exec_mask=1 << 63),
+               timed(*MQSAD)]
     start = time.monotonic()
     out = run(program, lanes=16, width=width, seed=5, stall=0, fp_ops=("v_add_f32",))
     cycles = [c for _, c in out["cycles"]]
@@ -320,10 +324,14 @@ def test_cycles_of_a_full_wave(width, capsys):
     # passes with no lane in EXEC are skipped (a cycle each), so are groups
     assert cycles[4] == (groups + 10) + 3 + 1
     assert cycles[5] < cycles[2] // 4
+    # 64-bit sources and result: a second request (and answer) a pass, and the pass's groups
+    # computed again for the high words (the high words' write instead of the low ones')
+    assert cycles[6] == 4 * (2 * groups + 14) + 1
     with capsys.disabled():
         print(f"\nslow unit, 16-lane VGPR file, width {width}: v_bfi_b32 {cycles[0]} cycles "
               f"(next issue 1 cycle later), v_add_f32 {cycles[2]} cycles; EXEC one pass: "
-              f"{cycles[4]}, one lane: {cycles[5]} ({time.monotonic() - start:.1f} s)")
+              f"{cycles[4]}, one lane: {cycles[5]}; v_mqsad_pk_u16_u8 {cycles[6]} "
+              f"({time.monotonic() - start:.1f} s)")
 
 
 def test_lane_accesses_corners():
