@@ -80,12 +80,10 @@ def runs(mnemonic: str) -> bool:
     unit, spec = ctl["unit"], ctl.get("spec", Spec.NOP)
     if unit in (XUnit.SALU, XUnit.SMEM):
         return True
-    if unit is XUnit.SPEC:
-        return spec not in (Spec.MOVRELS, Spec.MOVRELD)
-    if unit is XUnit.VALU:
+    if unit in (XUnit.SPEC, XUnit.VALU):
         return True
     if unit is XUnit.VSPEC:
-        return spec in (Spec.V_MOV, Spec.NOP, Spec.V_READLANE, Spec.V_READFIRSTLANE)
+        return spec in (*_MOVES, Spec.NOP, Spec.V_READLANE, Spec.V_READFIRSTLANE)
     if unit is XUnit.BUF:
         return ctl.get("mem") is not MemKind.ATOMIC
     return unit is XUnit.DS
@@ -94,6 +92,8 @@ def runs(mnemonic: str) -> bool:
 _VCC_LO, _M0, _EXEC_LO, _VCCZ = (int(c) for c in (
     ScalarCode.VCC_LO, ScalarCode.M0, ScalarCode.EXEC_LO, ScalarCode.VCCZ))
 _HW_REG_MODE = 1
+#: the vector moves (the fast lanes pass S0): v_mov_b32 and the M0-relative v_movrel*_b32
+_MOVES = (Spec.V_MOV, Spec.V_MOVRELS, Spec.V_MOVRELD, Spec.V_MOVRELSD)
 #: the control operations after which the next PC is not the next instruction's (no
 #: prefetch; the next fetch waits for them to retire)
 _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
@@ -307,19 +307,18 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(self.abort & running):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ABORT)]
 
+        # a wave starts (its PC, EXEC, M0, SCC, MODE and its workgroup's counts are written
+        # with the retire stage's, which waits for it: one write port each, see retire)
         lw = launcher.wave.payload
+        launching = launcher.wave.valid
         m.d.comb += launcher.wave.ready.eq(1)
-        with m.If(launcher.wave.valid):
+        with m.If(launching):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_busy[s].eq(0), w_buf[s].eq(0),
-                         w_fetching[s].eq(0), w_fpc[s].eq(d.code_address), w_fpc_ok[s].eq(1),
-                         w_hold[s].eq(0),
-                         w_pc[s].eq(d.code_address), w_exec[s].eq(lw.exec), w_m0[s].eq(0),
-                         w_scc[s].eq(0), w_mode[s].eq(d.mode), w_grp[s].eq(lw.group),
-                         w_wave[s].eq(lw.wave)]
+                         w_fetching[s].eq(0), w_fpc_ok[s].eq(1), w_hold[s].eq(0),
+                         w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave)]
             with m.If(lw.first):
-                m.d.sync += [g_live[lw.group].eq(lw.waves), g_arrived[lw.group].eq(0),
-                             g_id[lw.group].eq(lw.id),
+                m.d.sync += [g_id[lw.group].eq(lw.id),
                              g_lds[lw.group].eq(lw.group * d.lds_bytes)]
 
         # --- fetch -----------------------------------------------------------------------
@@ -371,7 +370,7 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.comb += d_path.eq(Mux(dec.ctl.fpu | ~route_decode.fast | (d_vop3 & d_mods),
                                           _TO_SLOW, _TO_FAST))
             with m.Case(XUnit.VSPEC), m.Switch(dec.ctl.spec):
-                with m.Case(Spec.V_MOV):
+                with m.Case(*_MOVES):
                     m.d.comb += d_path.eq(Mux(d_vop3 & d_mods, _TO_NONE, _TO_FAST))
                 with m.Case(Spec.V_READLANE, Spec.V_READFIRSTLANE):
                     m.d.comb += d_path.eq(_TO_SLOW)
@@ -483,6 +482,9 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, ops1.cin))
             with m.Default():
                 m.d.comb += [port_code[0].eq(ops1.src[0]), port_code[1].eq(ops1.src[1])]
+                with m.If((ctl1.unit == XUnit.SPEC) & (ctl1.spec == Spec.MOVRELS)):
+                    # s_movrels: the source's register + M0 (stage 3 checks the range)
+                    m.d.comb += port_code[0].eq(ops1.src[0] + w_m0[i1.slot])
                 with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
                                                        (ctl1.spec == Spec.CBR_VCCNZ))):
                     m.d.comb += port_code[0].eq(_VCC_LO)
@@ -572,16 +574,26 @@ class PipelinedComputeUnit(wiring.Component):
                      valu.issue.valid.eq(valu_q.r_rdy), valu.issue.payload.eq(valu_q.r_data),
                      valu_q.r_en.eq(valu.issue.ready),
                      valu_credit_back.eq(valu.issue.ready & valu_q.r_rdy)]
-        is_move = (ctl.unit == XUnit.VSPEC) & (ctl.spec == Spec.V_MOV)
+        vspec = ctl.unit == XUnit.VSPEC
+        is_move = vspec & ((ctl.spec == Spec.V_MOV) | (ctl.spec == Spec.V_MOVRELS) |
+                           (ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
+        # v_movrels/v_movrelsd read VGPR S0 + M0, v_movreld/v_movrelsd write VDST + M0 (past
+        # the wave's VGPRs: a trap below, where the golden model stops too)
+        rel_src = vspec & ((ctl.spec == Spec.V_MOVRELS) | (ctl.spec == Spec.V_MOVRELSD))
+        rel_dst = vspec & ((ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
+        v_src0, v_dst = Signal(33), Signal(33)
+        m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m03, 0)),
+                     v_dst.eq(ops.vdst + Mux(rel_dst, m03, 0))]
         m.d.comb += [v_issue.slot.eq(s3),
                      v_issue.control.eq(Mux(is_move, FastControl.const(_MOVE_CONTROL),
                                             fdec.control)),
-                     v_issue.dst.eq(ops.vdst), v_issue.dst_write.eq(~ctl.vopc),
+                     v_issue.dst.eq(v_dst), v_issue.dst_write.eq(~ctl.vopc),
                      v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value)]
         for s in range(3):
             src = v_issue.srcs[s]
             m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
-                         src.reg.eq(ops.src[s][:8]), src.value.eq(vv[s])]
+                         src.reg.eq(v_src0[:8] if s == 0 else ops.src[s][:8]),
+                         src.value.eq(vv[s])]
         # (the destination and the dword count for the trace: v_reg and v_count)
         valu_tag_layout = data.StructLayout({
             "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "v_reg": 8, "v_count": 2})
@@ -589,7 +601,7 @@ class PipelinedComputeUnit(wiring.Component):
                                                   valu_tag_layout.members, W + 1)
         m.d.comb += [valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
                      valu_tag_in.flags.eq(ctl.vopc | ctl.vop3b), valu_tag_in.cmpx.eq(ctl.cmpx),
-                     valu_tag_in.v_reg.eq(ops.vdst),
+                     valu_tag_in.v_reg.eq(v_dst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
 
         # the slow vector unit: the same operands, and MODE, the words, the lane select
@@ -692,10 +704,9 @@ class PipelinedComputeUnit(wiring.Component):
                     m.d.sync += salu_in.valid.eq(1)
                     m.d.comb += salu_tags.w_en.eq(1)
                 with m.Case(XUnit.VALU, XUnit.VSPEC):
-                    writes = ~ctl.vopc & ~((ctl.unit == XUnit.VSPEC) &
-                                           (ctl.spec != Spec.V_MOV))
-                    with m.If(((ops.vdst >= NV) & writes) | (i3.path == _TO_NONE) &
-                              (ctl.spec != Spec.NOP)):
+                    writes = ~ctl.vopc & (~vspec | is_move)
+                    with m.If(((v_dst >= NV) & writes) | (rel_src & (v_src0 >= NV)) |
+                              (i3.path == _TO_NONE) & (ctl.spec != Spec.NOP)):
                         m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
                                      trap_slot.eq(s3), trap_has_pc.eq(1),
                                      trap_has_inst.eq(1)]
@@ -777,7 +788,20 @@ class PipelinedComputeUnit(wiring.Component):
                                                  (w_mode[s3] & ~fld) |
                                                  ((setv << hw_off)[:10] & fld))]
                         with m.Case(Spec.MOVRELS, Spec.MOVRELD):
-                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
+                            # s_movrels: S0's register + M0, read in stage 1; s_movreld:
+                            # the destination's; past s103, a trap (the golden model stops),
+                            # and an odd pair too (SI's 64-bit SGPR operands are aligned;
+                            # the file reads and writes aligned pairs)
+                            wide = ctl.dst_dw == 2
+                            index = Signal(33)
+                            m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7],
+                                                     ops.sdst[:7]) + m03)
+                            with m.If((index > Mux(wide, 102, 103)) | (wide & index[0])):
+                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
+                            m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_wide.eq(wide),
+                                         spec_rec.sw_code.eq(Mux(ctl.spec == Spec.MOVRELD,
+                                                                 index[:8], ops.sdst)),
+                                         spec_rec.sw_data.eq(sv[0])]
                     with m.If(bad):
                         m.d.comb += [trap_now.eq(1), trap_slot.eq(s3),
                                      trap_has_pc.eq(1),
@@ -938,20 +962,22 @@ class PipelinedComputeUnit(wiring.Component):
         pick_spec = before_spec & spec_q.r_rdy
         pick_smem = before_spec & ~pick_spec & sm_done
         retire_now = Signal()
-        m.d.comb += retire_now.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
-                                   pick_spec | pick_smem) & ~stopping)
+        retiring = Signal()             # (not in a cycle a wave starts: see the write port)
+        m.d.comb += [retiring.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
+                                  pick_spec | pick_smem) & ~launching),
+                     retire_now.eq(retiring & ~stopping)]
         m.d.comb += rec.eq(Mux(pick_valu, valu_out,
                                Mux(pick_salu, salu_out,
                                    Mux(pick_buf, buf_out,
                                        Mux(pick_slow, slow_out,
                                            Mux(pick_lds, lds_out,
                                                Mux(pick_spec, spec_out, smem_rec)))))))
-        m.d.comb += [valu_dq.r_en.eq(pick_valu), salu_q.r_en.eq(pick_salu),
-                     buf_dq.r_en.eq(pick_buf), slow_dq.r_en.eq(pick_slow),
-                     spec_q.r_en.eq(pick_spec)]
+        m.d.comb += [valu_dq.r_en.eq(pick_valu & retiring), salu_q.r_en.eq(pick_salu & retiring),
+                     buf_dq.r_en.eq(pick_buf & retiring), slow_dq.r_en.eq(pick_slow & retiring),
+                     spec_q.r_en.eq(pick_spec & retiring)]
         if has_lds:
-            m.d.comb += lds_dq.r_en.eq(pick_lds)
-        with m.If(pick_smem):
+            m.d.comb += lds_dq.r_en.eq(pick_lds & retiring)
+        with m.If(pick_smem & retiring):
             m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
 
         rs = rec.slot
@@ -994,34 +1020,55 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += mode_after.eq(rec.mode)
         grp = w_grp[rs]
         release = launcher.release
+        # the workgroup counts' new values (live waves, waves at the barrier)
+        g_live_w, g_arrived_w = Signal(), Signal()
+        g_live_new, g_arrived_new = Signal(6), Signal(6)
         with m.If(retire_now):
-            m.d.sync += [w_pc[rs].eq(next_pc), w_exec[rs].eq(exec_after),
-                         w_m0[rs].eq(m0_after), w_scc[rs].eq(scc_after),
-                         w_mode[rs].eq(mode_after), w_busy[rs].eq(0),
-                         cnt.instructions.eq(cnt.instructions + 1), self.commit.eq(1)]
-            # after a jump (nothing fetched meanwhile) the next fetch is from its target
+            m.d.sync += [w_busy[rs].eq(0), cnt.instructions.eq(cnt.instructions + 1),
+                         self.commit.eq(1)]
             with m.If(~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs]):
-                m.d.sync += [w_fpc[rs].eq(next_pc), w_fpc_ok[rs].eq(1)]
+                m.d.sync += w_fpc_ok[rs].eq(1)
             with m.If(rec.end):
-                m.d.sync += [w_live[rs].eq(0), g_live[grp].eq(g_live[grp] - 1)]
+                m.d.sync += w_live[rs].eq(0)
+                m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live[grp] - 1)]
                 with m.If(g_live[grp] == 1):
                     m.d.comb += [release.valid.eq(1), release.payload.eq(grp)]
                 with m.Elif((g_arrived[grp] != 0) & (g_arrived[grp] == g_live[grp] - 1)):
                     # every remaining wave waits at the barrier
-                    m.d.sync += g_arrived[grp].eq(0)
+                    m.d.comb += [g_arrived_w.eq(1), g_arrived_new.eq(0)]
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
                             m.d.sync += w_bar[i].eq(0)
             with m.If(rec.hold):
                 m.d.sync += [w_hold[rs].eq(1), w_hold_n[rs].eq(rec.hold_n)]
             with m.If(rec.barrier):
+                m.d.comb += g_arrived_w.eq(1)
                 with m.If(g_arrived[grp] + 1 == g_live[grp]):
-                    m.d.sync += g_arrived[grp].eq(0)
+                    m.d.comb += g_arrived_new.eq(0)
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
                             m.d.sync += w_bar[i].eq(0)
                 with m.Else():
-                    m.d.sync += [w_bar[rs].eq(1), g_arrived[grp].eq(g_arrived[grp] + 1)]
+                    m.d.sync += w_bar[rs].eq(1)
+                    m.d.comb += g_arrived_new.eq(g_arrived[grp] + 1)
+        # One write port for each register of the wave state and of the workgroup counts,
+        # shared by a wave's start and retirement (which waits in that cycle), so that each
+        # register's input is one value for every slot, not a select of its own per slot
+        ws = Mux(launching, lw.slot, rs)
+        with m.If(launching | retire_now):
+            m.d.sync += [w_pc[ws].eq(Mux(launching, d.code_address, next_pc)),
+                         w_exec[ws].eq(Mux(launching, lw.exec, exec_after)),
+                         w_m0[ws].eq(Mux(launching, 0, m0_after)),
+                         w_scc[ws].eq(Mux(launching, 0, scc_after)),
+                         w_mode[ws].eq(Mux(launching, d.mode, mode_after))]
+        # after a jump (nothing fetched meanwhile) the next fetch is from its target
+        with m.If(launching | (retire_now & ~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs])):
+            m.d.sync += w_fpc[ws].eq(Mux(launching, d.code_address, next_pc))
+        gs = Mux(launching, lw.group, grp)
+        with m.If((launching & lw.first) | g_live_w):
+            m.d.sync += g_live[gs].eq(Mux(launching, lw.waves, g_live_new))
+        with m.If((launching & lw.first) | g_arrived_w):
+            m.d.sync += g_arrived[gs].eq(Mux(launching, 0, g_arrived_new))
 
         # --- VGPR file write port: the vector unit, then the launcher's ids ---------------
         vw = vgprs.write

@@ -16,7 +16,7 @@ from gpgpu_hdl.cu.salu import SALU_ALU_OPS
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
 from gpgpu_hdl.isa.disasm import format_instruction
-from gpgpu_hdl.runtime import MemoryFault, RtlTrap
+from gpgpu_hdl.runtime import IllegalInstruction, MemoryFault, RtlTrap
 from gpgpu_hdl.sim.lockstep import random_stream
 from gpgpu_hdl.sim.trace import compare_traces
 from gpgpu_hdl.toolchain import assemble_kernel
@@ -164,10 +164,62 @@ def test_lds_program_matches_golden_model(lanes):
     assert len(run.records) == len(run.emu_records)
 
 
+#: M0-relative moves, scalar and vector, 32 and 64 bits, with M0 changing between them
+MOVREL_PROGRAM = """
+    v_add_i32 v1, vcc, 100, v0
+    v_lshlrev_b32 v2, 1, v0
+    v_mov_b32 v3, 7
+    s_mov_b32 s10, 11
+    s_mov_b32 s11, 12
+    s_mov_b32 s12, 13
+    s_mov_b32 m0, 1
+    s_movrels_b32 s20, s10
+    s_movreld_b32 s24, s12
+    s_mov_b32 m0, 2
+    s_movrels_b64 s[22:23], s[10:11]
+    s_movreld_b64 s[26:27], s[10:11]
+    s_mov_b32 m0, 1
+    v_movrels_b32 v4, v1
+    v_movreld_b32 v5, v2
+    v_movreld_b32 v8, 42
+    s_mov_b32 m0, 2
+    v_movrelsd_b32 v10, v1
+    s_add_u32 s30, s20, s25
+    v_add_i32 v12, vcc, v4, v6
+    s_endpgm
+"""
+
+
+def test_m0_relative_moves_match_golden_model():
+    run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), MOVREL_PROGRAM,
+                     np.zeros(1, np.uint32), latency=(1, 3))
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records) > 0
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("body", [
+    "s_mov_b32 m0, 1\n s_movrels_b64 s[2:3], s[10:11]",      # an odd pair
+    "s_mov_b32 m0, 100\n s_movreld_b32 s10, s1",             # past s103
+    "s_mov_b32 m0, 60\n v_movreld_b32 v10, v1",              # past the wave's VGPRs
+])
+def test_m0_relative_moves_out_of_range_trap(body):
+    """Past the registers there are (the golden model stops at s103 and v255, the unit at its
+    VGPR count too), or an odd 64-bit pair: an illegal instruction at its PC."""
+    body += "\n s_endpgm"
+    code = CodeObject.from_bytes(assemble_kernel(body, "k")).kernel("k").code
+    move = decode(code)[1]
+    device = simulated_device(_unit, CuConfig(lanes=4, pipeline=True))
+    with pytest.raises(IllegalInstruction) as info:
+        run_asm(body, np.zeros(1, np.uint32), device=device)
+    assert info.value.pc == move.offset
+
+
 def test_outside_the_unit_traps_with_pc_and_instruction():
     run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), """
         v_mov_b32 v1, 1.0
-        s_movrels_b32 s1, s2
+        v_cvt_f64_i32 v[2:3], v1
         s_endpgm
     """, np.zeros(1, np.uint32))
     assert run.trap.cause == TrapCause.ILLEGAL
