@@ -67,6 +67,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .atomic import atomic_value
 from .bram import LATENCY as RAM_LATENCY
 from .bram import RegisteredRam
 from .decode import AtomicOp, MemKind
@@ -121,29 +122,6 @@ def issue_control(payload, ctl) -> list:
             payload.size.eq(ctl.size), payload.signed.eq(ctl.signed),
             payload.dwords.eq(ctl.dwords[:2]), payload.two.eq(ctl.two),
             payload.st64.eq(ctl.st64), payload.rtn.eq(ctl.rtn)]
-
-
-def _atomic_value(m: Module, op, old, d0, d1, atomics) -> Signal:
-    """The new value of an atomic ``op`` on ``old`` with ``DATA0`` ``d0`` and ``DATA1`` ``d1``,
-    as the multi-cycle unit's atomic ALU (for the operations of ``atomics``)."""
-    new = Signal(32)
-    with m.Switch(op):
-        for kind, expr in (
-                (AtomicOp.SWAP, d0), (AtomicOp.ADD, old + d0), (AtomicOp.SUB, old - d0),
-                (AtomicOp.RSUB, d0 - old),
-                (AtomicOp.INC, Mux(old >= d0, 0, old + 1)),
-                (AtomicOp.DEC, Mux((old == 0) | (old > d0), d0, old - 1)),
-                (AtomicOp.MIN_I, Mux(d0.as_signed() < old.as_signed(), d0, old)),
-                (AtomicOp.MAX_I, Mux(d0.as_signed() > old.as_signed(), d0, old)),
-                (AtomicOp.MIN_U, Mux(d0 < old, d0, old)),
-                (AtomicOp.MAX_U, Mux(d0 > old, d0, old)),
-                (AtomicOp.AND, old & d0), (AtomicOp.OR, old | d0), (AtomicOp.XOR, old ^ d0),
-                (AtomicOp.MSKOR, (old & ~d0) | d1),
-                (AtomicOp.CMPST, Mux(old == d0, d1, old))):
-            if kind in atomics:
-                with m.Case(kind):
-                    m.d.comb += new.eq(expr)
-    return new
 
 
 class LdsUnit(wiring.Component):
@@ -747,7 +725,7 @@ class LdsUnit(wiring.Component):
                     m.d.sync += lane.eq(Mux(c_served[j], value, Mux(c.first, 0, lane)))
             # an atomic lane's new value, from the old one and the lane's data (the schedule
             # holds the step until its round's write-back)
-            new = _atomic_value(m, s.op, word, s_data[j], s_d1[j], self._atomics)
+            new = atomic_value(m, s.op, word, s_data[j], s_d1[j], self._atomics)
             m.d.comb += wb_data[j].eq(new)
         m.d.comb += [wb.eq(c_valid & c.atomic & c_served.any()),
                      wb_served.eq(Mux(c_valid & c.atomic, c_served, 0))]
