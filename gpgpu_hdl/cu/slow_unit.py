@@ -255,6 +255,8 @@ class SlowVectorUnit(wiring.Component):
         grp = Signal(range(groups), name="seq_group")
         beat = Signal(name="seq_beat")               # request of the low / high registers
         flags = Signal(64, name="flags")
+        # the pass's flags, shifted in a group at a time (a skipped group's are 0)
+        pass_flags = Signal(lanes, name="pass_flags")
         sresult = Signal(32, name="sresult")
         exec_pass = Signal(lanes)
         m.d.comb += exec_pass.eq(cur.exec.word_select(pass_, lanes))
@@ -299,14 +301,21 @@ class SlowVectorUnit(wiring.Component):
         sel_1h = Signal(groups, name="buf_group_1h")
         m.d.comb += sel_1h.eq(Const(1, groups) << sel)
 
-        def pick(buf):
-            # an AND-OR of the words (one-hot select) maps to fewer LUT4s than a mux tree
+        def pick(buf, en=1, scalar=None):
+            """The selected group's words of ``buf`` if ``en``, else ``scalar`` in every lane
+            (or 0): an AND-OR of the words under a one-hot select, which maps to fewer LUT4s
+            than a mux tree and takes the scalar in as one more term."""
             n = 32 * width
-            return _or_all(
-                buf[n * g:n * (g + 1)] & sel_1h[g].replicate(n) for g in range(groups))
+            terms = [buf[n * g:n * (g + 1)] & (sel_1h[g] & en).replicate(n)
+                     for g in range(groups)]
+            if scalar is not None:
+                terms.append(Cat([scalar] * width) & (~en).replicate(n))
+            return _or_all(terms)
 
-        buf_lo = [pick(op_lo[k]) for k in range(SOURCES)]
-        buf_hi = [pick(op_hi[k]) for k in range(2)]
+        # per source the low words (VGPR or scalar), the high words of source 0 (the same) and
+        # of source 1 or 2 (VGPR only: the scalar is put in below)
+        buf_lo = [pick(op_lo[k], vgpr[k], cur.srcs[k].value[:32]) for k in range(SOURCES)]
+        buf_hi = [pick(op_hi[0], vgpr[0], cur.srcs[0].value[32:]), pick(op_hi[1])]
 
         def load_group():
             """The next group's operands (VGPR data or the scalar operand, modifiers applied),
@@ -317,8 +326,10 @@ class SlowVectorUnit(wiring.Component):
             for k in range(SOURCES):
                 lo, hi = buf_lo[k], buf_hi[min(k, 1)]
                 for j in range(width):
-                    buffered = Cat(lo[32 * j:32 * (j + 1)], hi[32 * j:32 * (j + 1)])
-                    value = Mux(vgpr[k], buffered, cur.srcs[k].value)
+                    hi_j = hi[32 * j:32 * (j + 1)]
+                    if k:
+                        hi_j = Mux(vgpr[k], hi_j, cur.srcs[k].value[32:])
+                    value = Cat(lo[32 * j:32 * (j + 1)], hi_j)
                     stmts.append(x_ops[j][k].eq(int_mod(k, value)))
             return stmts
 
@@ -369,7 +380,7 @@ class SlowVectorUnit(wiring.Component):
                     else Const(0, 32 * width)
                 flag = Cat(a.flag for a in ints) if ints else Const(0, width)
             return [res.word_select(x_group, 32 * width).eq(lo),
-                    flags.word_select(lane_base, width).eq(flag & x_exec)]
+                    pass_flags.eq(Cat(pass_flags[width:], flag & x_exec))]
 
         wr = self.write.payload
         m.d.comb += [wr.slot.eq(cur.slot), wr.pass_.eq(pass_)]
@@ -480,10 +491,12 @@ class SlowVectorUnit(wiring.Component):
                 with m.If(x_exec.any()):
                     m.d.comb += fp_start.eq(1)
                     m.next = "FP_WAIT"
-                with m.Elif(x_group == groups - 1):
-                    m.next = "WRITE"
                 with m.Else():
-                    m.d.sync += load_group()
+                    m.d.sync += pass_flags.eq(Cat(pass_flags[width:], Const(0, width)))
+                    with m.If(x_group == groups - 1):
+                        m.next = "WRITE"
+                    with m.Else():
+                        m.d.sync += load_group()
 
             with m.State("FP_WAIT"), m.If(fp_done):
                 m.d.sync += capture(fp=True)
@@ -497,6 +510,7 @@ class SlowVectorUnit(wiring.Component):
                 m.d.comb += [self.write.valid.eq(writes_v),
                              wr.reg.eq(Mux(hi_round, dst1, cur.dst)), wr.mask.eq(exec_pass)]
                 with m.If(~writes_v | self.write.ready):
+                    m.d.sync += flags.word_select(pass_, lanes).eq(pass_flags)
                     with m.If(dst_wide & ~hi_round):
                         # the high words: the pass again, from the operand buffer
                         m.d.sync += [hi_round.eq(1), grp.eq(0)]
