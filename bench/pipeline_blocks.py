@@ -28,8 +28,11 @@ from amaranth.back import verilog  # noqa: E402
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
 from gpgpu_hdl.cu.lds import LdsUnit  # noqa: E402
 from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
+from gpgpu_hdl.config import CuConfig  # noqa: E402
+from gpgpu_hdl.cu.plan import BuildPlan  # noqa: E402
 from gpgpu_hdl.cu.scalar_alu import PipelinedScalarAlu  # noqa: E402
 from gpgpu_hdl.cu.sgpr_file import SgprFile  # noqa: E402
+from gpgpu_hdl.cu.slow_unit import SlowVectorUnit  # noqa: E402
 from gpgpu_hdl.cu.vector_unit import VectorSlice  # noqa: E402
 from gpgpu_hdl.cu.vgpr_file import VgprFile  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
@@ -65,6 +68,10 @@ DESIGNS = {
                               ram="ecp5"),
               "LDS unit, 16 lanes served a cycle, 16 banks of 512 dwords (32 KiB), DP16KD "
               "output registers"),
+    "slow": (lambda: SlowVectorUnit(
+                lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
+                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops),
+             "slow vector unit, one lane, the full profile's integer ops, no FP32 lane"),
 }
 
 
