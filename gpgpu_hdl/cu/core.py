@@ -111,8 +111,21 @@ class TrapCause(enum.IntEnum, shape=4):
 
 TrapLayout = data.StructLayout({"cause": 4, "slot": 4, "pc": 32, "inst": 64})
 
+#: What a launch counts, in the unit's clock cycles (``instructions``: retired ones).
+#: ``valu_busy``: cycles in which the vector ALU's lanes compute; ``mem_wait``: cycles with a
+#: memory access under way; ``idle``: cycles in which no instruction issues. The pipelined unit
+#: (:mod:`~gpgpu_hdl.cu.pipelined`) also says why for each idle cycle, one cause a cycle (the
+#: first that holds, in this order): ``stall_unit`` (a wave is ready but its unit's queue is
+#: full), ``stall_memory`` (a wave waits for its buffer loads: ``s_waitcnt vmcnt``,
+#: ``s_endpgm``), ``stall_busy`` (waves wait for their instruction in flight), ``stall_barrier``
+#: (waves wait at a barrier), ``stall_fetch`` (waves wait for their next instruction's fetch
+#: and decode); an idle cycle with none of these has no wave (the code load, wave starts, the
+#: end). ``bank_conflict``: cycles a VGPR read waits on a bank conflict; ``lds_conflict``:
+#: cycles the LDS leaves lanes of a step for later. The multi-cycle unit leaves these seven 0.
 CountersLayout = data.StructLayout({"cycles": 48, "instructions": 40, "valu_busy": 40,
-                                    "mem_wait": 40, "idle": 40})
+                                    "mem_wait": 40, "idle": 40, "stall_unit": 40,
+                                    "stall_memory": 40, "stall_busy": 40, "stall_barrier": 40,
+                                    "stall_fetch": 40, "bank_conflict": 40, "lds_conflict": 40})
 
 
 def _trace_layout(lanes_total: int = 64) -> data.StructLayout:

@@ -399,6 +399,9 @@ class PipelinedComputeUnit(wiring.Component):
         lds_credit_back = Signal()
         i_rr = Signal(range(W))
         i_ready = Signal(W)
+        # what holds each wave (for the stall counters): its unit's queue is full, it waits
+        # for its buffer loads
+        no_room, held_mem = Signal(W), Signal(W)
         for i in range(W):
             unit = b_ctl[i].unit
             vector = (unit == XUnit.VALU) | (unit == XUnit.VSPEC)
@@ -413,6 +416,9 @@ class PipelinedComputeUnit(wiring.Component):
             ending = (unit == XUnit.SPEC) & (b_ctl[i].spec == Spec.ENDPGM) & (w_vmcnt[i] != 0)
             m.d.comb += i_ready[i].eq(w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i] &
                                       (room | b_range[i]) & ~held & ~ending)
+            decoded = w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i]
+            m.d.comb += [no_room[i].eq(decoded & ~room & ~b_range[i] & ~held & ~ending),
+                         held_mem[i].eq(decoded & (held | ending))]
         i_pick, i_ok = rotating_pick(i_ready, i_rr, "issue")
         issue_now = Signal()
         m.d.comb += issue_now.eq(i_ok & ~stopping & running & ~b_range[i_pick])
@@ -455,8 +461,20 @@ class PipelinedComputeUnit(wiring.Component):
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
                      lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
+        # an idle cycle's cause: the first that holds for some wave (CountersLayout)
         with m.If(running), m.If(~issue_now):
             m.d.sync += cnt.idle.eq(cnt.idle + 1)
+            live = Cat(w_live)
+            with m.If(no_room.any()):
+                m.d.sync += cnt.stall_unit.eq(cnt.stall_unit + 1)
+            with m.Elif(held_mem.any()):
+                m.d.sync += cnt.stall_memory.eq(cnt.stall_memory + 1)
+            with m.Elif((live & Cat(w_busy)).any()):
+                m.d.sync += cnt.stall_busy.eq(cnt.stall_busy + 1)
+            with m.Elif((live & Cat(w_bar)).any()):
+                m.d.sync += cnt.stall_barrier.eq(cnt.stall_barrier + 1)
+            with m.Elif(live.any()):
+                m.d.sync += cnt.stall_fetch.eq(cnt.stall_fetch + 1)
 
         # the SGPR file's two reads: the scalar operands' registers
         ops1 = operand_fields(m, i1.inst, i1.fmt, i1.ctl, name="i1_")
@@ -796,7 +814,9 @@ class PipelinedComputeUnit(wiring.Component):
                             index = Signal(33)
                             m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7],
                                                      ops.sdst[:7]) + m03)
-                            with m.If((index > Mux(wide, 102, 103)) | (wide & index[0])):
+                            with m.If(index > Mux(wide, 102, 103)):
+                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.SGPR_RANGE)]
+                            with m.Elif(wide & index[0]):
                                 m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
                             m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_wide.eq(wide),
                                          spec_rec.sw_code.eq(Mux(ctl.spec == Spec.MOVRELD,
@@ -1087,6 +1107,11 @@ class PipelinedComputeUnit(wiring.Component):
                          vw.payload.eq(launcher.vgpr.payload)]
         with m.If(valu.busy):
             m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
+        with m.If(vgprs.conflict):
+            m.d.sync += cnt.bank_conflict.eq(cnt.bank_conflict + 1)
+        if has_lds:
+            with m.If(lds.conflict):
+                m.d.sync += cnt.lds_conflict.eq(cnt.lds_conflict + 1)
         with m.If(sm.issuing | sm.writing | lsu.busy):
             m.d.sync += cnt.mem_wait.eq(cnt.mem_wait + 1)
 

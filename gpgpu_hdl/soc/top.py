@@ -227,9 +227,10 @@ class SocTop(wiring.Component):
                 m.d[cud] += running.eq(0)
                 m.d.comb += done.eq(1)
         m.d.comb += counters.cycles.eq(cycles)
-        for name in ("instructions", "valu_busy", "mem_wait", "idle"):
-            m.d.comb += getattr(counters, name).eq(
-                sum(getattr(u.counters, name) for u in units))
+        for name, _ in CountersLayout:
+            if name != "cycles":
+                m.d.comb += getattr(counters, name).eq(
+                    sum(getattr(u.counters, name) for u in units))
 
         # --- back to the bus domain -------------------------------------------------------
         m.submodules.done_cdc = done_cdc = PulseCrossing(i_domain=cud, o_domain="sync")

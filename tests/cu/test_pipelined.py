@@ -16,12 +16,12 @@ from gpgpu_hdl.cu.salu import SALU_ALU_OPS
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
 from gpgpu_hdl.isa.disasm import format_instruction
-from gpgpu_hdl.runtime import IllegalInstruction, MemoryFault, RtlTrap
+from gpgpu_hdl.runtime import MemoryFault, RtlTrap
 from gpgpu_hdl.sim.lockstep import random_stream
 from gpgpu_hdl.sim.trace import compare_traces
 from gpgpu_hdl.toolchain import assemble_kernel
 
-from tests.asm_kernels import FAR, run_asm
+from tests.asm_kernels import ARG0_BUFFER, FAR, run_asm
 from tests.cu.unit_sim import run_launch, simulated_device
 
 #: a kernel of scalar loads, scalar and vector integer work, EXEC masking and branches
@@ -69,6 +69,39 @@ def test_program_matches_golden_model(lanes, latency):
     assert run.counters.instructions == len(run.records)
     # the vector unit computes 64 / lanes operations per pass of each vector instruction
     assert run.counters.valu_busy > 0
+
+
+#: a wave that waits for its load (s_waitcnt), then for each instruction of a dependent chain
+STALL_PROGRAM = ARG0_BUFFER + """
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v1, 2, v0
+    buffer_load_dword v2, v1, s[4:7], 0 offen
+    s_waitcnt vmcnt(0)
+    v_add_i32 v3, vcc, v2, v0
+    v_add_i32 v4, vcc, v3, v2
+    v_add_i32 v5, vcc, v4, v3
+    v_mul_lo_u32 v6, v5, v4
+    s_endpgm
+"""
+
+
+def test_idle_cycles_have_their_causes():
+    """One wave: its idle cycles are spent waiting for the load (memory) and for each
+    instruction in flight (busy), never on a barrier or a full queue; the causes add up to
+    no more than the idle cycles (the rest have no wave: code load, start, end)."""
+    run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), STALL_PROGRAM,
+                     np.arange(64, dtype=np.uint32), latency=(20, 20))
+    assert run.trap.cause == TrapCause.NONE
+    assert not compare_traces(run.emu_records, run.records)
+    c = run.counters
+    causes = [c.stall_unit, c.stall_memory, c.stall_busy, c.stall_barrier, c.stall_fetch]
+    # (the load is in flight while it sends its 64 requests, a lane a cycle: busy; then the
+    # wave waits for the last answers, 20 cycles away: memory)
+    assert c.stall_memory > 0
+    assert c.stall_busy >= 64
+    assert c.stall_barrier == c.stall_unit == 0
+    assert sum(causes) <= c.idle < c.cycles
+    assert c.instructions == len(run.records)
 
 
 def _has_modifiers(word: bytes) -> bool:
@@ -199,21 +232,22 @@ def test_m0_relative_moves_match_golden_model():
     assert not problems, "\n".join(map(str, problems))
 
 
-@pytest.mark.parametrize("body", [
-    "s_mov_b32 m0, 1\n s_movrels_b64 s[2:3], s[10:11]",      # an odd pair
-    "s_mov_b32 m0, 100\n s_movreld_b32 s10, s1",             # past s103
-    "s_mov_b32 m0, 60\n v_movreld_b32 v10, v1",              # past the wave's VGPRs
+@pytest.mark.parametrize("body, cause", [
+    ("s_mov_b32 m0, 1\n s_movrels_b64 s[2:3], s[10:11]", "illegal"),          # an odd pair
+    ("s_mov_b32 m0, 100\n s_movreld_b32 s10, s1", "SGPR index out of range"),  # past s103
+    ("s_mov_b32 m0, 60\n v_movreld_b32 v10, v1", "illegal"),    # past the wave's VGPRs
 ])
-def test_m0_relative_moves_out_of_range_trap(body):
+def test_m0_relative_moves_out_of_range_trap(body, cause):
     """Past the registers there are (the golden model stops at s103 and v255, the unit at its
-    VGPR count too), or an odd 64-bit pair: an illegal instruction at its PC."""
+    VGPR count too), or an odd 64-bit pair: a trap at the move's PC."""
     body += "\n s_endpgm"
     code = CodeObject.from_bytes(assemble_kernel(body, "k")).kernel("k").code
     move = decode(code)[1]
     device = simulated_device(_unit, CuConfig(lanes=4, pipeline=True))
-    with pytest.raises(IllegalInstruction) as info:
+    with pytest.raises(RtlTrap) as info:
         run_asm(body, np.zeros(1, np.uint32), device=device)
     assert info.value.pc == move.offset
+    assert cause.lower() in str(info.value).lower()
 
 
 def test_outside_the_unit_traps_with_pc_and_instruction():
