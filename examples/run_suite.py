@@ -95,6 +95,23 @@ def _rtl_figures(run: suite.DeviceRun | None) -> list[str]:
             f"{cycles / wall:,.0f}" if wall else "-"]
 
 
+#: the counters of an idle cycle's cause (``CountersLayout``), as ``--stalls`` shows them
+STALLS = (("stall_unit", "unit full"), ("stall_memory", "memory"), ("stall_busy", "in flight"),
+          ("stall_barrier", "barrier"), ("stall_fetch", "fetch"),
+          ("bank_conflict", "bank confl."))
+
+
+def _stall_figures(run: suite.DeviceRun | None) -> list[str]:
+    """Idle cycles and each of their causes, and VGPR bank-conflict cycles, as shares of the
+    run's cycles (the pipelined unit counts them; the multi-cycle unit gives 0)."""
+    results = run.results if run else []
+    cycles = sum(int(getattr(r, "cycles", 0) or 0) for r in results)
+    if not cycles:
+        return ["-"] * (1 + len(STALLS))
+    return [f"{sum(int(r.extra.get(name, 0)) for r in results) / cycles:.1%}"
+            for name in ("idle", *(n for n, _ in STALLS))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Run the example kernels and tests/kernels on a backend and "
@@ -111,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", nargs="+", metavar="NAME=VALUE", default=[],
                         help="the compute unit of --backend verilator, as trim's --config "
                              "(e.g. lanes=16 pipeline=true)")
+    parser.add_argument("--stalls", action="store_true",
+                        help="--backend verilator: also the idle cycles and their causes, as "
+                             "shares of the cycles (the pipelined unit's counters)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--traceback", action="store_true",
                         help="print the traceback of a case that crashes")
@@ -153,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     if rtl:     # the compute unit's counters: cycles, IPC, VALU utilization, sim speed
         for col in ("cycles", "IPC", "VALU busy", "cycles/s"):
             table.add_column(col, justify="right")
+        if args.stalls:
+            for col in ("idle", *(title for _, title in STALLS)):
+                table.add_column(col, justify="right")
     failed = 0
     start = time.perf_counter()
     try:
@@ -174,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                    instrs, rate, Text(text, style="green" if ok else "red")]
             if rtl:
                 row += _rtl_figures(run)
+                if args.stalls:
+                    row += _stall_figures(run)
             table.add_row(*row)
     except KeyboardInterrupt:
         console.print(table)
