@@ -7,11 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
-from gpgpu_hdl.runtime import Device
+from gpgpu_hdl.isa.codeobj import CodeObject
+from gpgpu_hdl.isa.decoder import decode
+from gpgpu_hdl.isa.disasm import format_instruction
+from gpgpu_hdl.runtime import Device, MemoryFault, RtlTrap
 from gpgpu_hdl.toolchain import assemble_kernel
 
-__all__ = ["run_asm", "ARG0_BUFFER", "WRAP_48", "wrap_48_expected", "FAR"]
+__all__ = ["run_asm", "ARG0_BUFFER", "WRAP_48", "wrap_48_expected", "FAR", "check_far_trap"]
 
 #: The V# of the first kernel argument's buffer in s[4:7] (base from the kernarg, no size limit).
 ARG0_BUFFER = """s_load_dwordx2 s[4:5], s[0:1], 0x0
@@ -122,3 +126,20 @@ FAR = {
     s_load_dword s12, s[4:5], 0x0
     s_waitcnt lgkmcnt(0)""" + _STORE.format(reg=12, vreg=9),
 }
+
+
+def check_far_trap(mnemonic: str, device: Any) -> None:
+    """Run ``FAR[mnemonic]`` on the golden model (which faults) and on ``device``, whose
+    trap must name the same instruction: an address beyond the 4 GiB physical memory at its
+    PC, with its disassembly."""
+    words = np.arange(64, dtype=np.uint32)
+    with pytest.raises(MemoryFault):
+        run_asm(FAR[mnemonic], words, np.zeros(64, np.uint32))
+    code = assemble_kernel(FAR[mnemonic], "k")
+    inst = next(i for i in decode(CodeObject.from_bytes(code).kernel("k").code)
+                if i.info.mnemonic == mnemonic)
+    with pytest.raises(RtlTrap) as info:
+        run_asm(FAR[mnemonic], words, np.full(64, 7, np.uint32), device=device)
+    message = str(info.value)
+    assert f"an address beyond the 4 GiB physical memory at pc {inst.offset:#x}" in message
+    assert format_instruction(inst) in message

@@ -15,13 +15,12 @@ from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit
 from gpgpu_hdl.cu.salu import SALU_ALU_OPS
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
-from gpgpu_hdl.isa.disasm import format_instruction
-from gpgpu_hdl.runtime import MemoryFault, RtlTrap
+from gpgpu_hdl.runtime import RtlTrap
 from gpgpu_hdl.sim.lockstep import random_stream
 from gpgpu_hdl.sim.trace import compare_traces
 from gpgpu_hdl.toolchain import assemble_kernel
 
-from tests.asm_kernels import ARG0_BUFFER, FAR, run_asm
+from tests.asm_kernels import ARG0_BUFFER, FAR, check_far_trap, run_asm
 from tests.cu.unit_sim import run_launch, simulated_device
 
 #: a kernel of scalar loads, scalar and vector integer work, EXEC masking and branches
@@ -266,18 +265,8 @@ def test_an_address_past_4_gib_traps_with_its_pc_and_instruction(mnemonic):
     """A buffer or scalar memory access at or above 4 GiB stops the launch with MEM_RANGE at
     the instruction the golden model faults on (the unit takes its PC and words from the
     wave's state, not from the units' queues)."""
-    words = np.arange(64, dtype=np.uint32)
-    with pytest.raises(MemoryFault):
-        run_asm(FAR[mnemonic], words, np.zeros(64, np.uint32))
-    code = assemble_kernel(FAR[mnemonic], "k")
-    inst = next(i for i in decode(CodeObject.from_bytes(code).kernel("k").code)
-                if i.info.mnemonic == mnemonic)
-    device = simulated_device(_unit, CuConfig(lanes=4, pipeline=True), latency=(1, 3))
-    with pytest.raises(RtlTrap) as info:
-        run_asm(FAR[mnemonic], words, np.zeros(64, np.uint32), device=device)
-    message = str(info.value)
-    assert f"an address beyond the 4 GiB physical memory at pc {inst.offset:#x}" in message
-    assert format_instruction(inst) in message
+    check_far_trap(mnemonic, simulated_device(_unit, CuConfig(lanes=4, pipeline=True),
+                                              latency=(1, 3)))
 
 
 def test_config_needs_4_8_or_16_lanes():

@@ -9,13 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpgpu_hdl.isa.codeobj import CodeObject
-from gpgpu_hdl.isa.decoder import decode
-from gpgpu_hdl.isa.disasm import format_instruction
-from gpgpu_hdl.runtime import Device, MemoryFault, RtlTrap
+from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.sim.trace import compare_traces
-from gpgpu_hdl.toolchain import assemble_kernel
-from tests.asm_kernels import FAR, WRAP_48, run_asm, wrap_48_expected
+from tests.asm_kernels import FAR, WRAP_48, check_far_trap, run_asm, wrap_48_expected
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +33,4 @@ def test_addresses_wrap_at_48_bits_as_in_the_golden_model(rtl):
 
 @pytest.mark.parametrize("mnemonic", sorted(FAR))
 def test_an_address_past_4_gib_traps_at_its_instruction(rtl, mnemonic):
-    words = np.arange(64, dtype=np.uint32)
-    with pytest.raises(MemoryFault):
-        run_asm(FAR[mnemonic], words, np.zeros(64, np.uint32))
-    code = assemble_kernel(FAR[mnemonic], "k")
-    inst = next(i for i in decode(CodeObject.from_bytes(code).kernel("k").code)
-                if i.info.mnemonic == mnemonic)
-    out = np.full(64, 7, np.uint32)
-    with pytest.raises(RtlTrap) as info:
-        run_asm(FAR[mnemonic], words, out, device=rtl())
-    message = str(info.value)
-    assert f"an address beyond the 4 GiB physical memory at pc {inst.offset:#x}" in message
-    assert format_instruction(inst) in message
+    check_far_trap(mnemonic, rtl())
