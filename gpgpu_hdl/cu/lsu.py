@@ -2,10 +2,12 @@
 pipeline", docs/pipeline.md): a building block, not yet used by
 :class:`~gpgpu_hdl.cu.core.ComputeUnit`.
 
-:class:`BufferUnit` runs the MUBUF loads and stores (``buffer_load_{ubyte, sbyte, ushort,
-sshort, dword, dwordx2, dwordx3, dwordx4}``, ``buffer_store_{byte, short, dword, dwordx2,
-dwordx3, dwordx4}``) of the waves the issue stage sends it, with the semantics of the
-multi-cycle unit's ``BUF_STREAM`` state and of the golden model (``gpgpu_hdl/emu/lsu.py``):
+:class:`BufferUnit` runs the MUBUF loads, stores and atomics (``buffer_load_{ubyte, sbyte,
+ushort, sshort, dword, dwordx2, dwordx3, dwordx4}``, ``buffer_store_{byte, short, dword,
+dwordx2, dwordx3, dwordx4}``, the 32-bit ``buffer_atomic_{swap, cmpswap, add, sub, smin, umin,
+smax, umax, and, or, xor, inc, dec}`` with and without glc) of the waves the issue stage sends
+it, with the semantics of the multi-cycle unit's ``BUF_STREAM`` and ``BUF_ATOMIC_*`` states
+and of the golden model (``gpgpu_hdl/emu/lsu.py``):
 addr64, offen/idxen with the V#'s stride, ADD_TID, swizzle, the raw buffer's range check
 (an access not wholly below NUM_RECORDS - SOFFSET is out of range) and the structured
 buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. Its stages:
@@ -14,18 +16,22 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   limit) in two cycles, then per pass with an EXEC bit set writes a *job* (the pass and the
   instruction's constants) and asks the VGPR file for the pass's registers: one request of
   three registers (``vaddr``, ``vaddr + 1``, ``vdata``), and a second one (``vdata + 1`` to
-  ``vdata + 3``) for a store of two dwords or more; a load addressed by its offset alone
-  reads nothing. A pass whose EXEC bits are all 0 is skipped; the job of the last pass with
-  an EXEC bit is *final*, and an instruction without one is a *marker* job alone. Requests
-  wait in a 2-deep FIFO (the sequencer's handshakes depend on FIFO levels only);
+  ``vdata + 3``) for a store of two dwords or more (and for cmpswap, whose compare value
+  is ``vdata + 1``); a load addressed by its offset alone reads nothing. A pass whose EXEC
+  bits are all 0 is skipped; the job of the last pass with an EXEC bit is *final*, and an
+  instruction without one is a *marker* job alone. Requests wait in a 2-deep FIFO (the
+  sequencer's handshakes depend on FIFO levels only);
 * **landing**: each request's operands (always taken, as the VGPR file gives them) into a
   FIFO of whole passes (``A`` for the first request, ``B`` for the second): the sequencer
   asks for a pass only when its place is free, and keeps enough passes in flight to cover
   the VGPR file's latency (:func:`landing_depth`);
 * **walker**: the job's active lanes in order, one dword a cycle: the lane's words (a
   ``lanes``:1 multiplexer on the landing FIFO's head) into the address pipeline; a lane of an
-  x2-x4 access stays for as many cycles as it has dwords. The final job's last dword is the
-  instruction's *last* (a marker job is one cycle, and last);
+  x2-x4 access stays for as many cycles as it has dwords (a cmpswap lane two: its data,
+  then its compare value, with the lane's address both times). The final job's last dword is
+  the instruction's *last* (a marker job is one cycle, and last). An atomic lane's first op
+  waits until every op before it has retired and the atomic engine is idle, and no op
+  follows it (but cmpswap's second) until the engine is done with the lane;
 * **address pipeline** (free-running, nine register stages after the walker's output
   register): index and offset; the
   multiplier operand (``index`` or, swizzled, ``index / index_stride``), the swizzle's small
@@ -39,7 +45,16 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   answer goes) into the tag FIFO; an out-of-range load dword leaves a tag that writes 0
   without a request, an out-of-range store dword nothing (a marker tag when it is the last);
   the last says ``sent`` (with ``trap`` when a dword of the instruction was at or above
-  4 GiB: that dword sends nothing and writes nothing);
+  4 GiB: that dword sends nothing and writes nothing). An atomic's ops leave nothing here
+  (they trap as well); the stage's registers keep the lane's last op for the atomic engine;
+* **atomic engine** (built for the ``atomics`` of the unit), a lane at a time, in lane order:
+  once the lane's ops are through the address pipeline (with its data, and cmpswap's compare
+  value), a lane in range sends a read with ``lock`` set, and a tag for its answer (a load's
+  into ``vdata`` with glc, dropped without); with the answer (every earlier request has been
+  answered, so it is the next to come) it computes the new value
+  (:func:`~gpgpu_hdl.cu.atomic.atomic_value`) and sends its write, the unit's next request,
+  with a store's tag (the instruction's last for its last lane). A lane out of range sends
+  nothing and returns 0 with glc (a tag that writes 0); one at or above 4 GiB does nothing;
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
   and sign-extended for a sub-dword load) goes out on ``fill`` as a one-lane VGPR write and
   on ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
@@ -50,22 +65,29 @@ so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready;
 pipeline never stalls. Requests leave in the order of the instructions, lane after lane
 (each lane's dwords together), as the multi-cycle unit sends them (the SoC's AXI master merges
 consecutive dwords into bursts). Unaligned dword accesses are as in the multi-cycle unit: the
-address's low two bits select the byte lanes of a sub-dword access only.
+address's low two bits select the byte lanes of a sub-dword access only, and an atomic
+ignores them. Atomics are rare: a lane takes the address pipeline's latency and two memory
+round trips.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .atomic import atomic_value
 from .core import LoadTraceLayout, MemRequest, MemResponse
-from .decode import MemKind
+from .decode import AtomicOp, MemKind
 from .dsp import Mul18, check_style
 from .vgpr_file import vgpr_layouts
 
-__all__ = ["BufferUnit", "buffer_issue_layout", "issue_control", "landing_depth"]
+__all__ = ["BUFFER_ATOMICS", "BufferUnit", "buffer_issue_layout", "issue_control",
+           "landing_depth"]
 
 #: VGPR file reads a pass of the buffer unit asks for at most (three registers each)
 SOURCES = 3
+#: the atomic operations of buffer instructions (``buffer_atomic_{swap, cmpswap, add, sub,
+#: smin, umin, smax, umax, and, or, xor, inc, dec}``)
+BUFFER_ATOMICS = frozenset(AtomicOp) - {AtomicOp.RSUB, AtomicOp.MSKOR, AtomicOp.CMPST}
 _LANES = (4, 8, 16)
 
 
@@ -73,7 +95,9 @@ def buffer_issue_layout(*, slots: int, vgprs: int) -> data.StructLayout:
     """The payload of :attr:`BufferUnit.issue`."""
     return data.StructLayout({
         "slot": range(slots),
-        "kind": MemKind,            # LOAD or STORE
+        "kind": MemKind,            # LOAD, STORE or ATOMIC
+        "atomic": AtomicOp,         # an atomic's operation
+        "glc": 1,                   # an atomic returns the old value
         "dwords": range(1, 5),      # per lane (x2, x3, x4)
         "size": range(5),           # bytes per element: 1, 2 or 4
         "signed": 1,                # sign-extend a sub-dword load
@@ -88,11 +112,13 @@ def buffer_issue_layout(*, slots: int, vgprs: int) -> data.StructLayout:
 
 
 def issue_control(payload, ctl) -> list:
-    """Assignments of the ``kind``, ``dwords``, ``size`` and ``signed`` fields of an
-    :attr:`BufferUnit.issue` ``payload`` from the decoder's control word ``ctl`` (a view of
-    :data:`~gpgpu_hdl.cu.decode.DecodedLayout`) of a buffer load or store."""
-    return [payload.kind.eq(ctl.mem), payload.dwords.eq(ctl.dwords[:3]),
-            payload.size.eq(ctl.size), payload.signed.eq(ctl.signed)]
+    """Assignments of the ``kind``, ``atomic``, ``dwords``, ``size`` and ``signed`` fields of
+    an :attr:`BufferUnit.issue` ``payload`` from the decoder's control word ``ctl`` (a view
+    of :data:`~gpgpu_hdl.cu.decode.DecodedLayout`) of a buffer load, store or atomic (``glc``
+    is the instruction's field)."""
+    return [payload.kind.eq(ctl.mem), payload.atomic.eq(ctl.atomic),
+            payload.dwords.eq(ctl.dwords[:3]), payload.size.eq(ctl.size),
+            payload.signed.eq(ctl.signed)]
 
 
 def landing_depth(lanes: int) -> int:
@@ -115,7 +141,7 @@ def _ffs(value, width: int):
 
 
 class BufferUnit(wiring.Component):
-    """MUBUF loads and stores: VGPR operands, addresses, memory requests, answers.
+    """MUBUF loads, stores and atomics: VGPR operands, addresses, memory requests, answers.
 
     Parameters
     ----------
@@ -128,18 +154,25 @@ class BufferUnit(wiring.Component):
     depth : int
         Dwords in flight at most (sent, or out-of-range load dwords, not yet retired), and
         the depth of the request, tag and answer FIFOs. The memory's latency in cycles plus
-        about 12 sends a request every cycle.
+        about 12 sends a request every cycle. At least 3 (the request FIFO, a buffered FIFO
+        of two entries, does not take a second request in the cycle after its first).
     dsp : str
         How the stride multipliers are built (:data:`~gpgpu_hdl.cu.dsp.DSP_STYLES`).
+    atomics : frozenset of AtomicOp
+        The atomic operations built (:data:`BUFFER_ATOMICS`; e.g. the build plan's
+        ``vmem_atomics``); another gives 0 as the new value. Without any, the atomic engine
+        is not built and atomics must not be issued.
 
     Members
     -------
     issue : In(stream.Signature(issue_layout))
-        A buffer load or store (:func:`buffer_issue_layout`): ``slot``; ``kind``
-        (:class:`~gpgpu_hdl.cu.decode.MemKind` ``LOAD`` or ``STORE``; atomics are not taken
-        here), ``dwords`` (1-4), ``size`` (1, 2 or 4 bytes; sub-dword with ``dwords`` 1),
-        ``signed`` (:func:`issue_control` sets these four from the decoder's control word);
-        the MUBUF fields ``offen``, ``idxen``, ``addr64``, ``offset``, ``vaddr``, ``vdata``;
+        A buffer load, store or atomic (:func:`buffer_issue_layout`): ``slot``; ``kind``
+        (:class:`~gpgpu_hdl.cu.decode.MemKind` ``LOAD``, ``STORE`` or ``ATOMIC``), ``atomic``
+        (an atomic's :class:`~gpgpu_hdl.cu.decode.AtomicOp`), ``dwords`` (1-4; 1 for an
+        atomic), ``size`` (1, 2 or 4 bytes; sub-dword with ``dwords`` 1; 4 for an atomic),
+        ``signed`` (:func:`issue_control` sets these five from the decoder's control word);
+        the MUBUF fields ``offen``, ``idxen``, ``addr64``, ``offset``, ``vaddr``, ``vdata``,
+        ``glc`` (an atomic returns the old value to ``vdata``);
         ``vsharp`` (the V#, 128 bits), ``soffset`` (SOFFSET's value), ``exec``. Taken when the
         sequencer is idle: in the cycle after it has sent its last pass's VGPR requests
         (at least four cycles after taking the previous instruction).
@@ -150,16 +183,19 @@ class BufferUnit(wiring.Component):
         order of the requests; always taken.
     req : Out(stream.Signature(MemRequest))
         Dword requests to memory, from a FIFO (registered output): a load reads ``addr`` (a
-        dword address) and a store writes ``data`` under the byte ``mask``.
+        dword address) and a store writes ``data`` under the byte ``mask``; an atomic lane
+        is a read with ``lock`` set and, once its answer is back, the write of the new value
+        to the same address, the unit's next request.
     rsp : In(stream.Signature(MemResponse))
         One answer per request, in order (a store's too); always ready.
     fill : Out(stream.Signature(write_layout))
-        A load's dword into its VGPR: ``mask`` has the lane's bit only, ``data`` the value in
-        every lane. Waits for ``ready``.
+        A load's dword (or an atomic's old value, with ``glc``) into its VGPR: ``mask`` has
+        the lane's bit only, ``data`` the value in every lane. Waits for ``ready``.
     sent : Out(stream.Signature(slot_layout, always_ready=True))
         Every request of the slot's instruction has been queued, in issue order: its wave may
         go on (SI's buffer instructions retire at issue; ``s_waitcnt vmcnt`` waits for
-        ``landed``).
+        ``landed``). An atomic's last lane may still be sending its read and write: no later
+        request of the unit goes before them.
     trap : Out(stream.Signature(slot_layout, always_ready=True))
         With ``sent``: a dword of the instruction was at or above 4 GiB (trap cause
         ``MEM_RANGE``). That dword sent nothing and writes nothing; the others went on.
@@ -174,13 +210,17 @@ class BufferUnit(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64, depth: int = 32,
-                 dsp: str = "generic") -> None:
+                 dsp: str = "generic", atomics: frozenset = BUFFER_ATOMICS) -> None:
         if lanes not in _LANES:
             raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
-        if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 2:
-            raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 2, not "
+        if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 3:
+            raise ValueError(f"need 1 <= slots <= 16, 4 <= vgprs <= 256 and depth >= 3, not "
                              f"{slots}, {vgprs}, {depth}")
+        if not set(atomics) <= BUFFER_ATOMICS:
+            raise ValueError(f"atomics must be buffer atomic operations (BUFFER_ATOMICS), not "
+                             f"{', '.join(sorted(str(op) for op in atomics))}")
         self._dsp = check_style(dsp)
+        self._atomics = frozenset(atomics)
         self._lanes, self._slots, self._vgprs, self._depth = lanes, slots, vgprs, depth
         self._passes = 64 // lanes
         self.issue_layout = buffer_issue_layout(slots=slots, vgprs=vgprs)
@@ -215,6 +255,10 @@ class BufferUnit(wiring.Component):
         return self._depth
 
     @property
+    def atomics(self) -> frozenset:
+        return self._atomics
+
+    @property
     def sources(self) -> int:
         """Registers a VGPR file request names (the ``sources`` the file must be built
         with)."""
@@ -225,6 +269,7 @@ class BufferUnit(wiring.Component):
         lanes, passes, depth = self._lanes, self._passes, self._depth
         slot_shape, reg_shape = range(self._slots), range(self._vgprs)
         land = landing_depth(lanes)
+        atomics = self._atomics
 
         # what the walker needs of an instruction, per pass (a job)
         job_layout = data.StructLayout({
@@ -235,14 +280,15 @@ class BufferUnit(wiring.Component):
             "base": 48,            # V# base + SOFFSET (+ OFFSET with addr64), modulo 2**48
             "limit": signed(35),   # a raw access is in range when its offset <= limit
             "records": 32, "stride": 14, "raw": 1, "swizzle": 1, "elem": 2, "istride": 2,
-            "add_tid": 1})
+            "add_tid": 1,
+            "atomic": 1, "op": AtomicOp, "glc": 1})   # an atomic (not a marker)
         # what an op (a dword, or a marker) carries down the address pipeline
         op_layout = data.StructLayout({
             "marker": 1, "last": 1, "store": 1, "slot": slot_shape, "pass_": range(passes),
             "lane": range(lanes), "k": 2, "reg": reg_shape, "size": range(5), "signed": 1,
             "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "base": 48,
             "limit": signed(35), "records": 32, "stride": 14, "raw": 1, "swizzle": 1,
-            "elem": 2, "istride": 2, "add_tid": 1})
+            "elem": 2, "istride": 2, "add_tid": 1, "atomic": 1})
         tag_layout = data.StructLayout({
             "slot": slot_shape, "reg": reg_shape, "pass_": range(passes),
             "lane": range(lanes), "lo": 2, "size": range(5), "signed": 1,
@@ -258,7 +304,8 @@ class BufferUnit(wiring.Component):
         q_half = Signal(name="q_half")             # the pass's second request is next
         q_base = Signal(48, name="q_base")
         q_limit = Signal(signed(35), name="q_limit")
-        q_store = Signal(name="q_store")
+        q_store = Signal(name="q_store")           # reads VDATA (a store or an atomic)
+        q_atomic = Signal(name="q_atomic")
         q_need0 = Signal(name="q_need0")           # vaddr is read
         q_need1 = Signal(name="q_need1")           # vaddr + 1 is read
         q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
@@ -272,7 +319,7 @@ class BufferUnit(wiring.Component):
 
         vsharp = q.vsharp
         records, stride = vsharp[64:96], vsharp[48:62]
-        size_bytes = Mux(q.size == 4, q.dwords << 2, q.size)
+        size_bytes = Mux(q.size == 4, Mux(q_atomic, 4, q.dwords << 2), q.size)
         reads = q_need0 | q_store
         two = q_store & (q.dwords >= 2)
         exec_p = q.exec.word_select(q_pass, lanes)
@@ -288,6 +335,7 @@ class BufferUnit(wiring.Component):
             job.limit.eq(q_limit), job.records.eq(records), job.stride.eq(stride),
             job.raw.eq(stride == 0), job.swizzle.eq(vsharp[63]), job.elem.eq(vsharp[115:117]),
             job.istride.eq(vsharp[117:119]), job.add_tid.eq(vsharp[119]),
+            job.atomic.eq(q_atomic), job.op.eq(q.atomic), job.glc.eq(q.glc),
             jobs.w_data.eq(job),
         ]
         rq = Signal(read_layout, name="q_request")
@@ -311,12 +359,17 @@ class BufferUnit(wiring.Component):
                 ins = self.issue.payload
                 m.d.comb += self.issue.ready.eq(1)
                 with m.If(self.issue.valid):
+                    atomic = (ins.kind == MemKind.ATOMIC) if atomics else Const(0)
                     m.d.sync += [q.eq(ins), q_pass.eq(0), q_half.eq(0),
-                                 q_store.eq(ins.kind == MemKind.STORE),
+                                 q_store.eq((ins.kind == MemKind.STORE) | atomic),
+                                 q_atomic.eq(atomic),
                                  q_need0.eq(ins.offen | ins.idxen | ins.addr64),
                                  q_need1.eq(ins.addr64 | (ins.offen & ins.idxen)),
                                  q_any.eq(Cat(ins.exec.word_select(p, lanes).any()
                                               for p in range(passes)))]
+                    # cmpswap: a lane's two data dwords (VDATA, and the compare value)
+                    with m.If(atomic & (ins.atomic == AtomicOp.CMPSWAP)):
+                        m.d.sync += q.dwords.eq(2)
                     m.next = "PREP1"
 
             with m.State("IDLE"):
@@ -356,7 +409,8 @@ class BufferUnit(wiring.Component):
                     with m.If(q_pass == passes - 1):
                         m.next = "IDLE"
             with m.State("MARK"):
-                m.d.comb += [job.marker.eq(1), job.reads.eq(0), job.two.eq(0)]
+                m.d.comb += [job.marker.eq(1), job.reads.eq(0), job.two.eq(0),
+                             job.atomic.eq(0)]
                 with m.If(jobs.w_rdy):
                     m.d.comb += jobs.w_en.eq(1)
                     m.next = "IDLE"
@@ -403,9 +457,15 @@ class BufferUnit(wiring.Component):
         head = data.View(job_layout, jobs.r_data)
 
         have_data = ~w_job.reads | ((l_count[0] != 0) & (~w_job.two | (l_count[1] != 0)))
+        # an atomic lane's first op waits until every earlier dword has retired (``t_all``)
+        # and the atomic engine is idle; while it is not, only the lane's second op (cmpswap's
+        # compare value) goes out
+        x_idle = Signal(name="x_idle")              # the atomic engine is idle
+        t_all = Signal(name="t_all", init=1)        # every credit is back
+        gate = Mux(w_job.atomic, (w_k != 0) | (x_idle & t_all), x_idle) if atomics else 1
         emit = Signal()
         done = Signal()                             # the job's last op goes out
-        m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0)),
+        m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0) & gate),
                      done.eq(emit & w_last)]
         take = Signal()
         m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
@@ -456,7 +516,10 @@ class BufferUnit(wiring.Component):
                      "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
                      "istride", "add_tid", "marker"):
             m.d.comb += getattr(op, name).eq(getattr(w_job, name))
-        m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.reg.eq(w_job.vdata + w_k),
+        m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.atomic.eq(w_job.atomic),
+                     # an atomic returns its old value to VDATA (its second op is cmpswap's
+                     # compare value)
+                     op.reg.eq(w_job.vdata + Mux(w_job.atomic, 0, w_k)),
                      op.last.eq(w_last & (w_job.marker | w_job.final))]
 
         def stage(name, valid, value):
@@ -562,42 +625,64 @@ class BufferUnit(wiring.Component):
             a6_data.eq(a5_data),
         ]
 
-        # A7: the dword's address, at or above 4 GiB, the request
-        a7_valid, a7 = stage("a7", a6_valid, a6)
+        # A7: the dword's address, at or above 4 GiB, the request. The registers keep the
+        # last op's values (the atomic engine's lane) until the next op. An atomic's ops
+        # (cmpswap's two) have the lane's address, whose low two bits are ignored
+        a7_valid = Signal(name="a7_valid")
+        a7 = Signal.like(a6, name="a7_op")
         word = Signal(33)
-        m.d.comb += word.eq(a6_addr[:32] + (a6.k << 2))
-        lo = word[:2]
+        m.d.comb += word.eq(a6_addr[:32] + (Mux(a6.atomic, 0, a6.k) << 2))
+        lo = Mux(a6.atomic, 0, word[:2])
         a7_req = Signal(req_layout, name="a7_req")
         a7_lo = Signal(2, name="a7_lo")
         a7_ok = Signal(name="a7_ok")
         a7_far = Signal(name="a7_far")
         mask = Mux(a6.size == 1, Const(1, 4) << lo, Mux(a6.size == 2, Const(3, 4) << lo, 0xF))
-        m.d.sync += [
-            a7_req.addr.eq(Cat(Const(0, 2), word[2:32])), a7_req.write.eq(a6.store),
-            a7_req.data.eq(a6_data << (lo << 3)), a7_req.mask.eq(mask),
-            a7_lo.eq(lo), a7_ok.eq(a6_ok),
-            a7_far.eq((a6_addr[32:] != 0) | word[32]),
-        ]
+        m.d.sync += a7_valid.eq(a6_valid)
+        with m.If(a6_valid):
+            m.d.sync += [
+                a7.eq(a6),
+                a7_req.addr.eq(Cat(Const(0, 2), word[2:32])), a7_req.write.eq(a6.store),
+                a7_req.data.eq(a6_data << (lo << 3)), a7_req.mask.eq(mask),
+                a7_lo.eq(lo), a7_ok.eq(a6_ok),
+                a7_far.eq((a6_addr[32:] != 0) | word[32]),
+            ]
 
         # --- end: the request and the tag -------------------------------------------------
         m.submodules.reqs = reqs = fifo.SyncFIFOBuffered(width=req_layout.size, depth=depth)
         m.submodules.tags = tags = fifo.SyncFIFO(width=tag_layout.size, depth=depth)
         m.submodules.answers = answers = fifo.SyncFIFO(width=32, depth=depth)
         trapped = ~a7.marker & a7_ok & a7_far
-        send = ~a7.marker & a7_ok & ~a7_far
+        # an atomic's ops leave nothing here: the atomic engine sends the lane's requests and
+        # writes its tags
+        send = ~a7.marker & ~a7.atomic & a7_ok & ~a7_far
         # no request and no answer: a dropped last dword leaves a marker tag instead
         drop = ~a7.marker & (trapped | (a7.store & ~a7_ok))
+        # the atomic engine's tag (``x_tag``: store, zero, last) and request (``x_req``: the
+        # locked read, or with ``x_write`` the write of ``x_new``), with the other fields of
+        # the lane's op, which A7 keeps
+        x_tag, x_req, x_write = (Signal(name=f"x_{n}") for n in ("tag", "req", "write"))
+        x_store, x_zero, x_last = (Signal(name=f"x_{n}") for n in ("store", "zero", "last"))
+        x_new = Signal(32, name="x_new")
         tag_in = Signal(tag_layout)
+        req_in = Signal(req_layout)
         m.d.comb += [
             tag_in.slot.eq(a7.slot), tag_in.reg.eq(a7.reg), tag_in.pass_.eq(a7.pass_),
             tag_in.lane.eq(a7.lane), tag_in.lo.eq(a7_lo), tag_in.size.eq(a7.size),
-            tag_in.signed.eq(a7.signed), tag_in.store.eq(a7.store | a7.marker | drop),
-            tag_in.zero.eq(~a7_ok | a7.marker | drop), tag_in.last.eq(a7.last),
-            tags.w_data.eq(tag_in), tags.w_en.eq(a7_valid & (~drop | a7.last)),
-            reqs.w_data.eq(a7_req), reqs.w_en.eq(a7_valid & send),
+            tag_in.signed.eq(a7.signed),
+            tag_in.store.eq(Mux(x_tag, x_store, a7.store | a7.marker | drop)),
+            tag_in.zero.eq(Mux(x_tag, x_zero, ~a7_ok | a7.marker | drop)),
+            tag_in.last.eq(Mux(x_tag, x_last, a7.last)),
+            tags.w_data.eq(tag_in),
+            tags.w_en.eq((a7_valid & ~a7.atomic & (~drop | a7.last)) | x_tag),
+            req_in.eq(a7_req),
+            reqs.w_data.eq(req_in), reqs.w_en.eq((a7_valid & send) | x_req),
             self.req.valid.eq(reqs.r_rdy), self.req.payload.eq(reqs.r_data),
             reqs.r_en.eq(self.req.ready),
         ]
+        with m.If(x_req):
+            m.d.comb += [req_in.write.eq(x_write), req_in.lock.eq(~x_write),
+                         req_in.data.eq(x_new)]
         e_trapped = Signal(name="e_trapped")       # a dword of this instruction trapped
         closing = a7_valid & a7.last
         with m.If(closing):
@@ -657,9 +742,57 @@ class BufferUnit(wiring.Component):
         m.d.sync += [self.landed.valid.eq(landing),
                      self.landed.payload.slot.eq(Mux(f_valid & f_last, f_slot, tag.slot))]
 
-        # credits: an op takes one as the walker sends it, gives it back as it retires (or at
-        # the end, when it leaves no tag)
-        m.d.sync += t_free.eq(t_free - emit + retire + (a7_valid & drop & ~a7.last))
+        # credits: an op takes one as the walker sends it, gives it back as it retires (or
+        # at the end, when it leaves no tag; an atomic's ops give theirs back at the end, and
+        # the atomic engine's tags take one each)
+        t_next = Signal.like(t_free)
+        m.d.comb += t_next.eq(t_free - emit + retire
+                              + (a7_valid & ((drop & ~a7.last) | a7.atomic)) - x_tag)
+        m.d.sync += [t_free.eq(t_next), t_all.eq(t_next == depth)]
+
+        # --- the atomic engine: a lane at a time, once its ops are through the address
+        # pipeline (A7 keeps the last one's values): the locked read, its answer, the write
+        # of the new value --------------------------------------------------------------------
+        if atomics:
+            x_op = Signal(AtomicOp, name="x_op")
+            x_glc = Signal(name="x_glc")
+            x_d0 = Signal(32, name="x_d0")          # VDATA (the lane's last op has VDATA + 1)
+            x_old = Signal(32, name="x_old")
+            m.d.comb += x_new.eq(atomic_value(m, x_op, x_old, x_d0, a7_req.data, atomics))
+            with m.FSM(name="atom") as atom:
+                with m.State("IDLE"), m.If(emit & w_job.atomic):
+                    m.d.sync += [x_op.eq(w_job.op), x_glc.eq(w_job.glc)]
+                    m.next = "OPS"
+                # the lane's ops (and only they) are in the address pipeline
+                with m.State("OPS"), m.If(a7_valid):
+                    with m.If(~a7.k[0]):
+                        m.d.sync += x_d0.eq(a7_req.data)
+                    with m.If(a7.k[0] == (x_op == AtomicOp.CMPSWAP)):
+                        m.next = "GO"
+                with m.State("GO"):
+                    # in range: the locked read, and its tag (a load's with glc: the old
+                    # value into VDATA). Out of range: nothing, but 0 into VDATA with glc; at
+                    # or above 4 GiB: nothing (A7 has trapped). The last lane's last tag is
+                    # the instruction's
+                    with m.If(a7_ok & ~a7_far):
+                        m.d.comb += [x_tag.eq(1), x_req.eq(1), x_store.eq(~x_glc)]
+                        m.next = "ANSWER"
+                    with m.Else():
+                        zero = x_glc & ~a7_ok
+                        m.d.comb += [x_tag.eq(zero | a7.last), x_store.eq(~zero),
+                                     x_zero.eq(1), x_last.eq(a7.last)]
+                        m.next = "IDLE"
+                # every earlier request has been answered: this is the read's
+                with m.State("ANSWER"), m.If(self.rsp.valid & answers.w_rdy):
+                    m.d.sync += x_old.eq(self.rsp.payload.data)
+                    m.next = "WRITE"
+                with m.State("WRITE"):
+                    m.d.comb += [x_tag.eq(1), x_req.eq(1), x_write.eq(1), x_store.eq(1),
+                                 x_last.eq(a7.last)]
+                    m.next = "IDLE"
+            m.d.comb += x_idle.eq(atom.ongoing("IDLE"))
+        else:
+            m.d.comb += x_idle.eq(1)
 
         # --- busy: an instruction not yet landed ------------------------------------------
         in_flight = Signal(range(depth + 24), name="in_flight")

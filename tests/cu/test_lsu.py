@@ -4,9 +4,14 @@ against a Python model of SI's MUBUF semantics that takes its addresses and rang
 the golden model (``gpgpu_hdl/emu/lsu.py``): random loads and stores of every size and dword
 count on random wave slots, with random EXEC, addr64, offen/idxen, ADD_TID, swizzled and raw
 buffers, out-of-range lanes and lanes at or above 4 GiB; random memory latency and
-back-pressure on ``req`` and ``fill``. Every request (in order), every load dword written (the
-load trace, in order), the VGPRs read back, ``sent``/``trap``/``landed`` must be the model's;
-and a dword load of a full wave sends a request every cycle.
+back-pressure on ``req`` and ``fill``. Every request (in order, with its lock bit), every load
+dword written (the load trace, in order), the VGPRs read back, ``sent``/``trap``/``landed``
+must be the model's; and a dword load of a full wave sends a request every cycle.
+
+Buffer atomics (every operation the decoder implements, with and without glc) run among the
+loads and stores on a few addresses that the lanes share, so that the lane order shows; the
+model applies the golden model's ``ATOMIC_OPS`` lane by lane. Each lane's locked read must be
+the first request after every earlier one has been answered, and its write the next request.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.cu.decode import DecodedLayout, MemKind, control
-from gpgpu_hdl.cu.lsu import BufferUnit, issue_control
+from gpgpu_hdl.cu.lsu import BUFFER_ATOMICS, BufferUnit, issue_control
 from gpgpu_hdl.cu.vgpr_file import VgprFile
-from gpgpu_hdl.emu.lsu import _buffer_addresses, _extend
+from gpgpu_hdl.emu.lsu import _BUF_ATOMIC, ATOMIC_OPS, _buffer_addresses, _extend
 from gpgpu_hdl.emu.wave import Wave
 from gpgpu_hdl.isa.decoder import decode_one
 from gpgpu_hdl.isa.formats import ENCODING_OF, Format
@@ -36,11 +41,18 @@ LOADS = ["buffer_load_ubyte", "buffer_load_sbyte", "buffer_load_ushort", "buffer
          "buffer_load_dwordx4"]
 STORES = ["buffer_store_byte", "buffer_store_short", "buffer_store_dword",
           "buffer_store_dwordx2", "buffer_store_dwordx3", "buffer_store_dwordx4"]
+ATOMICS = [f"buffer_atomic_{op}" for op in ("swap", "cmpswap", "add", "sub", "smin", "umin",
+                                             "smax", "umax", "and", "or", "xor", "inc", "dec")]
 #: registers: addresses in v0-v31 (a pair of its own for each instruction), store data in
 #: v32-v47, load results in v48-v63 (so that no instruction reads a register an earlier load of
-#: its slot may not have written yet)
-ADDR_REGS, DATA_REGS, LOAD_REGS = (0, 32), (32, 48), (48, 64)
+#: its slot may not have written yet); with 128 VGPRs, an atomic's VDATA pair (data, and
+#: cmpswap's compare value, where glc returns the old value) in v64-v127, its own
+ADDR_REGS, DATA_REGS, LOAD_REGS, ATOMIC_REGS = (0, 32), (32, 48), (48, 64), (64, 128)
 SRSRC, SOFFSET = 8, 16          # the V# in s[8:11], SOFFSET in s16
+#: the addresses buffer atomics share (a raw buffer's dwords from :data:`POOL_BASE`)
+POOL_BASE, POOL = 0x10000, (0, 4, 8, 64)
+#: data values that make the atomics' conditions go both ways (and the shared dwords' first)
+SMALL = (0, 1, 2, 3, 7, M32, 0x80000000, 0x7FFFFFFF)
 
 
 class Bench(wiring.Component):
@@ -49,8 +61,10 @@ class Bench(wiring.Component):
     issue's ``kind``/``dwords``/``size``/``signed`` come from a decoder control word through
     :func:`issue_control`."""
 
-    def __init__(self, lanes: int, slots: int, vgprs: int, depth: int = 32):
-        self.unit = BufferUnit(lanes=lanes, slots=slots, vgprs=vgprs, depth=depth)
+    def __init__(self, lanes: int, slots: int, vgprs: int, depth: int = 32,
+                 atomics: frozenset = BUFFER_ATOMICS):
+        self.unit = BufferUnit(lanes=lanes, slots=slots, vgprs=vgprs, depth=depth,
+                               atomics=atomics)
         self.file = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=self.unit.sources)
         sig = self.unit.signature.members
         super().__init__({
@@ -76,8 +90,8 @@ class Bench(wiring.Component):
         m.d.comb += [self.load_trace.eq(unit.load_trace), self.busy.eq(unit.busy)]
         # the issue, with the control fields from the decoder's word
         m.d.comb += [unit.issue.valid.eq(self.issue.valid), self.issue.ready.eq(unit.issue.ready)]
-        for name in ("slot", "offen", "idxen", "addr64", "offset", "vaddr", "vdata", "vsharp",
-                     "soffset", "exec"):
+        for name in ("slot", "offen", "idxen", "addr64", "offset", "vaddr", "vdata", "glc",
+                     "vsharp", "soffset", "exec"):
             m.d.comb += getattr(unit.issue.payload, name).eq(getattr(self.issue.payload, name))
         m.d.comb += issue_control(unit.issue.payload, self.ctl)
         # the VGPR file's read port: the unit's, or the testbench's
@@ -106,7 +120,9 @@ class Bench(wiring.Component):
 # --- the model -------------------------------------------------------------------------------
 
 def initial_word(addr: int) -> int:
-    """A memory dword nobody wrote."""
+    """A memory dword nobody wrote (the atomics' shared dwords: small values)."""
+    if POOL_BASE <= addr < POOL_BASE + 4 * len(SMALL) * 4:
+        return SMALL[addr >> 2 & 7]
     return (addr * 2654435761 + 0x9E3779B9) & M32
 
 
@@ -130,7 +146,7 @@ def golden_addresses(ins: dict, regs: list) -> tuple[list[int], list[bool]]:
     word = ENCODING_OF[Format.MUBUF].pack(
         op=info.opcode, offen=ins["offen"], idxen=ins["idxen"], addr64=ins["addr64"],
         offset=ins["offset"], vaddr=ins["vaddr"], vdata=ins["vdata"], srsrc=SRSRC // 4,
-        soffset=SOFFSET)
+        soffset=SOFFSET, glc=ins.get("glc", 0))
     inst = decode_one(word.to_bytes(8, "little"))
     wave = Wave(None, None, (0, 0, 0), 0)
     for i in range(4):
@@ -153,6 +169,11 @@ class Model:
                        for _ in range(64)] for reg in range(vgprs)] for _ in range(slots)]
         self.mem: dict[int, int] = {}
         self.free = [list(range(*ADDR_REGS, 2)) for _ in range(slots)]   # address pairs
+        self.free_data = [list(range(*ATOMIC_REGS, 2)) if vgprs >= ATOMIC_REGS[1] else []
+                          for _ in range(slots)]                        # atomics' VDATA pairs
+        self.cmpswaps = 0                   # cmpswap lanes that stored
+        self.atomics = 0                    # atomics made
+        self.zeros = 0                      # atomic lanes out of range that return 0
 
     def word(self, addr: int) -> int:
         return self.mem.get(addr, initial_word(addr))
@@ -165,6 +186,8 @@ class Model:
         addrs, oks = golden_addresses(ins, self.regs)
         active = [lane for lane in range(64) if ins["exec"] >> lane & 1]
         requests, writes, trap = [], [], False
+        if f["mem"] == MemKind.ATOMIC:
+            return self.atomic(ins, active, addrs, oks)
         for lane, a48, ok in zip(active, addrs, oks, strict=True):
             for k in range(dwords):
                 reg = ins["vdata"] + k
@@ -180,16 +203,42 @@ class Model:
                 lo, waddr, mask = a & 3, a & ~3, byte_mask(size, a & 3)
                 if store:
                     value = regs[reg][lane] << 8 * lo & M32
-                    requests.append((waddr, 1, value, mask))
+                    requests.append((waddr, 1, value, mask, 0))
                     self.mem[waddr] = merge(self.word(waddr), value, mask)
                 else:
-                    requests.append((waddr, 0, None, mask))
+                    requests.append((waddr, 0, None, mask, 0))
                     got = self.word(waddr)
                     if size < 4:
                         got = int(_extend(np.array([got >> 8 * lo & (1 << 8 * size) - 1],
                                                    dtype=np.uint32), size, bool(f["signed"]))[0])
                     regs[reg][lane] = got
                     writes.append((slot, reg, lane, got))
+        return requests, writes, trap
+
+    def atomic(self, ins: dict, active: list, addrs: list, oks: list) -> tuple[list, list, bool]:
+        """A buffer atomic, lane by lane: a locked read and the write of the golden model's
+        new value; with glc the old value (0 out of range) into VDATA."""
+        op = ins["name"][len("buffer_atomic_"):]
+        apply = ATOMIC_OPS[_BUF_ATOMIC[op]]
+        slot, regs, vdata, glc = ins["slot"], self.regs[ins["slot"]], ins["vdata"], ins["glc"]
+        requests, writes, trap = [], [], False
+        for lane, a48, ok in zip(active, addrs, oks, strict=True):
+            old = 0
+            if ok and a48 >> 32:                   # at or above 4 GiB: MEM_RANGE
+                trap = True
+                continue
+            if ok:
+                waddr = a48 & ~3
+                old = self.word(waddr)
+                data, cmp = regs[vdata][lane], regs[vdata + 1][lane]
+                new = apply(old, data, cmp if op == "cmpswap" else 0, 32)
+                self.cmpswaps += op == "cmpswap" and old == cmp
+                requests += [(waddr, 0, None, 0xF, 1), (waddr, 1, new, 0xF, 0)]
+                self.mem[waddr] = new
+            if glc:
+                self.zeros += not ok
+                regs[vdata][lane] = old
+                writes.append((slot, vdata, lane, old))
         return requests, writes, trap
 
 
@@ -262,14 +311,73 @@ def random_instruction(rng: random.Random, model: Model) -> dict:
             "soffset": soffset, "exec": exec_mask}
 
 
+def random_atomic(rng: random.Random, model: Model) -> dict:
+    """A buffer atomic whose lanes share a few dwords (:data:`POOL`), sometimes out of range
+    (NUM_RECORDS), at or above 4 GiB, addr64 or idxen; glc or not; data (and compare) values
+    small, random or a dword's initial value. Its address and VDATA pairs are its own. The
+    operations take turns."""
+    name = ATOMICS[model.atomics % len(ATOMICS)]
+    model.atomics += 1
+    slot = rng.choice([s for s in range(len(model.free))
+                       if model.free[s] and model.free_data[s]])
+    vaddr = model.free[slot].pop(rng.randrange(len(model.free[slot])))
+    vdata = model.free_data[slot].pop(rng.randrange(len(model.free_data[slot])))
+    r = model.regs[slot]
+
+    def value():
+        pick = rng.random()
+        if pick < 0.4:
+            return rng.choice(SMALL)
+        if pick < 0.6:
+            return initial_word(POOL_BASE + rng.choice(POOL))
+        return rng.getrandbits(32)
+    r[vdata] = [value() for _ in range(64)]
+    r[vdata + 1] = [value() for _ in range(64)]
+    far = rng.random() < 0.1
+    base = (1 << 32) - 8 if far else POOL_BASE
+    offsets = [rng.choice(POOL) for _ in range(64)]
+    exec_mask = rng.choice((M64, rng.getrandbits(64), rng.getrandbits(64) & rng.getrandbits(64),
+                            1 << rng.randrange(64), 0xF << 4 * rng.randrange(16), 0))
+    ins = {"name": name, "slot": slot, "addr64": 0, "offen": 1, "idxen": 0, "offset": 0,
+           "vaddr": vaddr, "vdata": vdata, "glc": int(rng.random() < 0.5), "soffset": 0,
+           "exec": exec_mask}
+    mode = rng.random()
+    if mode < 0.2:                          # addr64: vaddr pair + base + offset + soffset
+        ins.update(addr64=1, offen=0, offset=rng.choice((0, 4)), soffset=4 * far)
+        addrs = [base + o - ins["offset"] - ins["soffset"] for o in offsets]
+        r[vaddr], r[vaddr + 1] = [a & M32 for a in addrs], [a >> 32 for a in addrs]
+        ins["vsharp"] = random_vsharp(rng, swizzle=False, stride=0, records=0, base=0)
+    elif mode < 0.4:                        # structured: index * 4, index < NUM_RECORDS
+        ins.update(offen=0, idxen=1)
+        r[vaddr] = [o // 4 for o in offsets]
+        ins["vsharp"] = random_vsharp(rng, swizzle=False, stride=4, base=base,
+                                      records=rng.choice((M32, 3))) & ~(1 << 119)
+    else:                                   # raw: offset < NUM_RECORDS - SOFFSET
+        ins.update(offset=rng.choice((0, 4)), soffset=rng.choice((0, 4)))
+        r[vaddr] = [o - ins["offset"] - ins["soffset"] if o >= 8 else o for o in offsets]
+        ins["vsharp"] = random_vsharp(rng, swizzle=False, stride=0, base=base,
+                                      records=rng.choice((M32, M32, 16, 64))) & ~(1 << 119)
+    return ins
+
+
+def random_mixed(rng: random.Random, model: Model) -> dict:
+    """A buffer atomic (60 % of the time, while a slot has VDATA pairs) or a load or store."""
+    if rng.random() < 0.6 and any(f and d for f, d in zip(model.free, model.free_data,
+                                                          strict=True)):
+        return random_atomic(rng, model)
+    return random_instruction(rng, model)
+
+
 def issue_payload(ins: dict) -> dict:
-    return {k: ins[k] for k in ("slot", "offen", "idxen", "addr64", "offset", "vaddr", "vdata",
-                                "vsharp", "soffset", "exec")}
+    return {"glc": ins.get("glc", 0),
+            **{k: ins[k] for k in ("slot", "offen", "idxen", "addr64", "offset", "vaddr",
+                                   "vdata", "vsharp", "soffset", "exec")}}
 
 
 def control_word(name: str):
     f = fields(name)
-    return DecodedLayout.const({k: f[k] for k in ("unit", "mem", "size", "signed", "dwords")})
+    return DecodedLayout.const({k: f[k] for k in ("unit", "mem", "size", "signed", "dwords",
+                                                  "atomic") if k in f})
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -282,11 +390,12 @@ class Memory:
         self.dut, self.rng, self.mem = dut, rng, model_mem
         self.latency, self.accept, self.answer = latency, accept, answer
         self.log: list[tuple[int, tuple]] = []        # (cycle, request)
+        self.before: list[int] = []     # of each request, the answers given before it
         self.cycle = 0
 
     async def process(self, ctx):
         req, rsp = self.dut.req, self.dut.rsp
-        pending, cycle = deque(), 0
+        pending, cycle, answered = deque(), 0, 0
         ctx.set(req.ready, self.rng.random() < self.accept)
         async for _, _, qv, qr, q, sv, sr in ctx.tick().sample(
                 req.valid, req.ready, req.payload, rsp.valid, rsp.ready):
@@ -294,11 +403,14 @@ class Memory:
             self.cycle = cycle
             if sv and sr:
                 pending.popleft()
+                answered += 1
             if qv and qr:
                 word = self.mem.get(q.addr, initial_word(q.addr))
                 if q.write:
                     self.mem[q.addr] = merge(word, q.data, q.mask)
-                self.log.append((cycle, (q.addr, q.write, q.data if q.write else None, q.mask)))
+                self.log.append((cycle, (q.addr, q.write, q.data if q.write else None, q.mask,
+                                         q.lock)))
+                self.before.append(answered)
                 pending.append((cycle + self.rng.randint(*self.latency) - 1, word))
             ctx.set(req.ready, self.rng.random() < self.accept)
             if pending and pending[0][0] <= cycle and self.rng.random() < self.answer:
@@ -351,14 +463,18 @@ async def read_back(ctx, dut: Bench, slots: int, vgprs: int, lanes: int) -> list
 
 
 def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, depth: int = 32,
-        fill_hold: float = 0.3, memory: dict | None = None, make=random_instruction) -> dict:
+        fill_hold: float = 0.3, memory: dict | None = None, make=random_instruction,
+        atomics: frozenset = BUFFER_ATOMICS) -> dict:
     """Run ``count`` instructions from ``make(rng, model)`` (which sets their address
     registers in the model) and check everything against the model; return the program, the
     model's expectations, what was seen (with cycles) and the requests."""
     rng = random.Random(seed)
-    dut = Bench(lanes, slots, vgprs, depth)
+    dut = Bench(lanes, slots, vgprs, depth, atomics)
     model = Model(slots, vgprs, rng)
     program = [make(rng, model) for _ in range(count)]
+    # an atomic takes a few dozen cycles a lane
+    limit = 400 * count + 2000 + sum(
+        150 * bin(ins["exec"]).count("1") for ins in program if "atomic" in ins["name"])
     initial = [[list(r) for r in slot] for slot in model.regs]
     mem = Memory(dut, rng, {}, **(memory or {}))
     expected = [model.execute(ins) for ins in program]
@@ -371,7 +487,7 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
         cycle = 0
         while len(seen["landed"]) < count:
             cycle += 1
-            assert cycle < 400 * count + 2000, "the unit stopped"
+            assert cycle < limit, "the unit stopped"
             head = queue[0][1] if queue else None
             if head is not None:
                 ctx.set(dut.issue.payload, issue_payload(head))
@@ -412,6 +528,12 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
     for i, (got, want) in enumerate(zip(got_requests, want_requests, strict=True)):
         assert got == want, (i, got, want)
     assert mem.mem == model.mem
+    # an atomic lane: its locked read once every earlier request is answered, its write next
+    for i, (_, (addr, write, _, _, lock)) in enumerate(mem.log):
+        if lock:
+            assert not write and mem.before[i] == i, (i, mem.before[i])
+            _, (waddr, wwrite, _, _, wlock) = mem.log[i + 1]
+            assert (waddr, wwrite, wlock) == (addr, 1, 0) and mem.before[i + 1] == i + 1
     want_trace = [w for _, writes, _ in expected for w in writes]
     assert [w for _, w in seen["trace"]] == want_trace
     # each instruction lands after its last write
@@ -427,7 +549,8 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
                                              in enumerate(zip(got, want, strict=True))
                                              if g != w])
     seen["requests"] = mem.log
-    return {"program": program, "expected": expected, "seen": seen, "requests": got_requests}
+    return {"program": program, "expected": expected, "seen": seen, "requests": got_requests,
+            "model": model}
 
 
 @pytest.mark.parametrize(("lanes", "seed"), [(4, 1), (8, 2), (16, 3)])
@@ -486,3 +609,35 @@ def test_a_full_wave_sends_a_request_every_cycle(lanes, name):
     # the testbench counts cycles from the first issue
     landed = out["seen"]["landed"][-1][0] + start - 1
     assert landed - cycles[-1] <= latency + 6, landed - cycles[-1]
+
+
+@pytest.mark.parametrize(("lanes", "seed"), [(4, 12), (8, 14), (16, 17)])
+def test_random_atomics_among_loads_and_stores_match_the_model(lanes, seed):
+    """Atomics (every operation, glc or not) on dwords the lanes share, among random loads
+    and stores: the requests (the lanes' locked reads and writes in lane order, after every
+    earlier request's answer), the memory, the old values returned, traps and ``landed``."""
+    out = run(lanes, 40, seed, slots=3, vgprs=128, make=random_mixed)
+    program, expected = out["program"], out["expected"]
+    atomics = [(ins, exp) for ins, exp in zip(program, expected, strict=True)
+               if "atomic" in ins["name"]]
+    # the run covered what it is meant to
+    assert len({ins["name"] for ins, _ in atomics}) == len(ATOMICS)
+    assert {ins["glc"] for ins, _ in atomics} == {0, 1}
+    assert any(trap for _, (_, _, trap) in atomics)
+    assert any(lock for _, (*_, lock) in out["seen"]["requests"])
+    # lanes out of range return 0; lanes collide on a dword
+    assert out["model"].zeros > 0
+    addrs = [r[0] for _, (reqs, _, _) in atomics for r in reqs if r[4]]
+    assert len(addrs) > 3 * len(set(addrs))
+    assert out["model"].cmpswaps > 0
+
+
+def test_atomics_with_few_credits_and_slow_answers():
+    """The fewest credits (3), slow answers, ``fill`` held most of the time."""
+    run(8, 16, 14, slots=2, vgprs=128, depth=3, fill_hold=0.7, make=random_mixed,
+        memory={"latency": (1, 30), "accept": 0.5})
+
+
+def test_loads_and_stores_without_the_atomic_engine():
+    """``atomics`` empty: no atomic engine, loads and stores as before."""
+    run(8, 20, 15, atomics=frozenset())
