@@ -65,7 +65,7 @@ __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 #: memory, no lane access yet.
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
                    "VALU (the other integer operations, FP32, VOP3 modifiers, lane reads)",
-                   "BUF (loads and stores)", "DS (the LDS)")
+                   "BUF (loads, stores and atomics)", "DS (the LDS)")
 
 
 
@@ -85,7 +85,7 @@ def runs(mnemonic: str) -> bool:
     if unit is XUnit.VSPEC:
         return spec in (*_MOVES, Spec.NOP, Spec.V_READLANE, Spec.V_READFIRSTLANE)
     if unit is XUnit.BUF:
-        return ctl.get("mem") is not MemKind.ATOMIC
+        return True
     return unit is XUnit.DS
 
 
@@ -200,7 +200,8 @@ class PipelinedComputeUnit(wiring.Component):
         m.submodules.salu_decode = sdec = ScalarDecode()
         m.submodules.valu_decode = fdec = FastDecode()
         launcher = cleared("launcher", WaveLauncher(lanes=L, slots=W, vgprs=NV))
-        lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
+        lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp,
+                                        atomics=frozenset(self._plan.vmem_atomics)))
         plan = self._plan
         slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
                                               int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
@@ -689,14 +690,16 @@ class PipelinedComputeUnit(wiring.Component):
                                scc=scc3, name="soffset_")
         m.d.comb += [*issue_control(b_issue, ctl), b_issue.slot.eq(s3),
                      *(getattr(b_issue, f).eq(field(Format.MUBUF, f, i3.inst))
-                       for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata")),
+                       for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata", "glc")),
                      b_issue.vsharp.eq(Cat(sgprs.data[0], sgprs.data[1])),
                      b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
         # (the trace's: a load's registers, whose values follow on ``load_trace``)
         buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1})
         buf_tags, buf_tag_in, buf_tag = narrow("buf_tags", buf_tag_layout,
                                                buf_tag_layout.members, W + 1)
-        buf_load = ctl.mem == MemKind.LOAD
+        # (a buffer atomic with glc returns the old value, as a load does)
+        buf_load = (ctl.mem == MemKind.LOAD) | ((ctl.mem == MemKind.ATOMIC) &
+                                               field(Format.MUBUF, "glc", i3.inst))
         m.d.comb += [buf_tag_in.v_reg.eq(field(Format.MUBUF, "vdata", i3.inst)),
                      buf_tag_in.v_count.eq(Mux(buf_load, ctl.dwords, 0)),
                      buf_tag_in.v_late.eq(buf_load)]
@@ -837,7 +840,7 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.Else():
                             m.d.comb += [lds_q.w_en.eq(1), lds_tags.w_en.eq(1)]
                 with m.Case(XUnit.BUF):
-                    unsupported = ((ctl.mem == MemKind.ATOMIC) |
+                    unsupported = (((ctl.mem == MemKind.ATOMIC) & (not lsu.atomics)) |
                                    field(Format.MUBUF, "lds", i3.inst) |
                                    field(Format.MUBUF, "tfe", i3.inst))
                     with m.If(unsupported):
@@ -1182,8 +1185,15 @@ class PipelinedComputeUnit(wiring.Component):
         who asked). Returns the scalar memory unit's answer valid."""
         who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=1, depth=64))
         m.submodules.memory_readers = who
+        # a buffer atomic's locked read and its write go out back to back: after the read,
+        # the buffer unit keeps the port until its next request (the write) is taken
+        locked = Signal()
+        with m.If(lsu.req.valid & lsu.req.ready):
+            m.d.sync += locked.eq(lsu.req.payload.lock)
+        with m.If(clear):
+            m.d.sync += locked.eq(0)
         with m.If(~loading):
-            with m.If(smem.valid):
+            with m.If(smem.valid & ~locked):
                 m.d.comb += [req.valid.eq(who.w_rdy), req.payload.eq(smem.payload),
                              smem.ready.eq(req.ready & who.w_rdy), who.w_data.eq(0)]
             with m.Else():

@@ -103,6 +103,38 @@ def test_idle_cycles_have_their_causes():
     assert c.instructions == len(run.records)
 
 
+#: buffer atomics: lanes colliding on four dwords, with and without glc, a cmpswap, and a
+#: scalar load between them (the memory port stays with a locked read until its write)
+ATOMIC_PROGRAM = ARG0_BUFFER + """
+    s_waitcnt lgkmcnt(0)
+    v_and_b32 v1, 3, v0
+    v_lshlrev_b32 v1, 2, v1
+    v_add_i32 v2, vcc, 1, v0
+    buffer_atomic_add v2, v1, s[4:7], 0 offen glc
+    s_load_dword s8, s[4:5], 0x0
+    buffer_atomic_umax v0, v1, s[4:7], 16 offen
+    v_mov_b32 v4, 5
+    v_mov_b32 v5, 17
+    buffer_atomic_cmpswap v[4:5], v1, s[4:7], 32 offen glc
+    s_waitcnt vmcnt(0) lgkmcnt(0)
+    v_add_i32 v6, vcc, s8, v2
+    v_add_i32 v7, vcc, v4, v6
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes", [4, pytest.param(16, marks=pytest.mark.slow)])
+def test_buffer_atomics_match_golden_model(lanes):
+    memory = np.zeros(16, np.uint32)
+    memory[8:12] = [17, 3, 17, 9]            # the cmpswap's dwords: two of them compare equal
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), ATOMIC_PROGRAM, memory,
+                     latency=(1, 6), seed=lanes)
+    assert run.trap.cause == TrapCause.NONE
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    assert np.array_equal(run.memory[0], run.emu_memory[0])
+
+
 def _has_modifiers(word: bytes) -> bool:
     fields = decode_one(word + bytes(8 - len(word))).fields
     return any(fields.get(f, 0) for f in ("abs", "neg", "clamp", "omod"))
