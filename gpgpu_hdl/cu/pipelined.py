@@ -438,10 +438,12 @@ class PipelinedComputeUnit(wiring.Component):
                      issue_lds.eq(issue_now & (b_ctl[i_pick].unit == XUnit.DS)),
                      issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF) &
                                   (b_ctl[i_pick].mem != MemKind.NOP))]
+        i_next = Signal(32)                 # the PC after the issued instruction
+        m.d.comb += i_next.eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4))
         with m.If(issue_now):
             m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
                          w_inst[i_pick].eq(b_inst[i_pick]),
-                         w_next[i_pick].eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4)),
+                         w_next[i_pick].eq(i_next),
                          i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
                          i1.size8.eq(b_size8[i_pick]), i1.path.eq(b_path[i_pick]),
                          w_busy[i_pick].eq(1),
@@ -456,7 +458,7 @@ class PipelinedComputeUnit(wiring.Component):
                   m.Case(*_JUMPS)):
                 m.d.comb += jump.eq(1)
             with m.If(~jump):
-                m.d.sync += [w_fpc[i_pick].eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4)),
+                m.d.sync += [w_fpc[i_pick].eq(i_next),
                              w_fpc_ok[i_pick].eq(1)]
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
@@ -594,8 +596,7 @@ class PipelinedComputeUnit(wiring.Component):
                      valu_q.r_en.eq(valu.issue.ready),
                      valu_credit_back.eq(valu.issue.ready & valu_q.r_rdy)]
         vspec = ctl.unit == XUnit.VSPEC
-        is_move = vspec & ((ctl.spec == Spec.V_MOV) | (ctl.spec == Spec.V_MOVRELS) |
-                           (ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
+        is_move = vspec & ctl.spec.as_value().matches(*_MOVES)
         # v_movrels/v_movrelsd read VGPR S0 + M0, v_movreld/v_movrelsd write VDST + M0 (past
         # the wave's VGPRs: a trap below, where the golden model stops too)
         rel_src = vspec & ((ctl.spec == Spec.V_MOVRELS) | (ctl.spec == Spec.V_MOVRELSD))
