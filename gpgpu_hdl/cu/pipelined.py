@@ -33,7 +33,7 @@ The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.W
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal, Value
 from amaranth.lib import data, fifo, memory, stream, wiring
 
 from ..config import CuConfig
@@ -113,6 +113,11 @@ _LDS_QUEUE = 1
 #: where a decoded vector instruction goes: the fast lanes, the slow unit, or neither (a
 #: no-op, or a trap)
 _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
+#: what issue needs to know of a buffered instruction, as flags set at decode: the unit whose
+#: room it needs (scalar memory, fast lanes, slow unit, buffer unit, LDS), ``s_endpgm`` (waits
+#: for the wave's buffer instructions), and a jump (no prefetch after it)
+_KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, "end": 1,
+                           "jump": 1})
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
@@ -223,6 +228,8 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += launcher.dispatch.eq(d)
 
         # --- wave state ------------------------------------------------------------------
+        # PCs are byte offsets from the code's address (``dispatch.code_address``): the
+        # instruction memory's, the traps' and the trace's PC; s_getpc/s_setpc convert
         def warr(name, shape):
             return Array(Signal(shape, name=f"{name}{i}") for i in range(W))
         w_live, w_bar = warr("w_live", 1), warr("w_bar", 1)
@@ -237,11 +244,13 @@ class PipelinedComputeUnit(wiring.Component):
         w_inst, w_next = warr("w_inst", 64), warr("w_next", 32)
         w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
         w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
-        # the instruction buffer: a decoded instruction per wave
+        # the instruction buffer: a decoded instruction per wave, the PC after it, and what
+        # issue needs of it as flags (:data:`_KIND`)
         b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
-        b_fmt, b_size8 = warr("b_fmt", 4), warr("b_size8", 1)
+        b_fmt, b_next = warr("b_fmt", 4), warr("b_next", 32)
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
+        b_kind = warr("b_kind", _KIND)
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
@@ -260,13 +269,20 @@ class PipelinedComputeUnit(wiring.Component):
         trap_cause = Signal(4)
         trap_slot = Signal(range(W))
         # the trap is at the wave's instruction (its PC and, in flight, its words are the
-        # wave's: w_pc, w_inst), read once here for every cause
+        # wave's: w_pc, w_inst), read once, in the cycle after, for every cause
         trap_has_pc = Signal()
         trap_has_inst = Signal()
+        t_pending = Signal()
+        t_slot = Signal(range(W))
+        t_has_pc, t_has_inst = Signal(), Signal()
+        m.d.sync += t_pending.eq(0)
         with m.If(trap_now & ~stopping):
             m.d.sync += [stopping.eq(1), trap.cause.eq(trap_cause), trap.slot.eq(trap_slot),
-                         trap.pc.eq(Mux(trap_has_pc, w_pc[trap_slot] - d.code_address, 0)),
-                         trap.inst.eq(Mux(trap_has_inst, w_inst[trap_slot], 0))]
+                         t_pending.eq(1), t_slot.eq(trap_slot), t_has_pc.eq(trap_has_pc),
+                         t_has_inst.eq(trap_has_inst)]
+        with m.If(t_pending):
+            m.d.sync += [trap.pc.eq(Mux(t_has_pc, w_pc[t_slot], 0)),
+                         trap.inst.eq(Mux(t_has_inst, w_inst[t_slot], 0))]
 
         live_any = Signal()
         m.d.comb += live_any.eq(Cat(w_live).any())
@@ -309,10 +325,12 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ABORT)]
 
         # a wave starts (its PC, EXEC, M0, SCC, MODE and its workgroup's counts are written
-        # with the retire stage's, which waits for it: one write port each, see retire)
+        # with the retire stage's: one write port each; it waits while an instruction retires)
         lw = launcher.wave.payload
-        launching = launcher.wave.valid
-        m.d.comb += launcher.wave.ready.eq(1)
+        launching = Signal()
+        r1_valid = Signal()                 # the retire stage's second cycle (see retire)
+        m.d.comb += [launcher.wave.ready.eq(~r1_valid),
+                     launching.eq(launcher.wave.valid & ~r1_valid)]
         with m.If(launching):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_busy[s].eq(0), w_buf[s].eq(0),
@@ -322,73 +340,116 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += [g_id[lw.group].eq(lw.id),
                              g_lds[lw.group].eq(lw.group * d.lds_bytes)]
 
-        # --- fetch -----------------------------------------------------------------------
-        def rotating_pick(ready, rr, name):
-            pick, ok = Signal(range(W), name=f"{name}_pick"), Signal(name=f"{name}_ok")
-            for off in reversed(range(W)):
-                idx = Signal(range(W), name=f"{name}_idx{off}")
-                m.d.comb += idx.eq(Mux(rr + off >= W, rr + off - W, rr + off))
-                with m.If(ready.bit_select(idx, 1)):
-                    m.d.comb += [pick.eq(idx), ok.eq(1)]
-            return pick, ok
+        def rotating_pick(ready, name):
+            """A wave of ``ready`` (W bits) picked with rotating priority: the lowest ready
+            wave at or after the turn, else the lowest; one-hot, from carry chains (``x &
+            -x``). Returns the pick, whether there is one, and the statements that move the
+            turn past the pick (for the cycle it is taken)."""
+            turn = Signal(W, init=(1 << W) - 1, name=f"{name}_turn")   # waves at or after
+            ahead = Signal(W, name=f"{name}_ahead")
+            first_ahead, first = Signal(W, name=f"{name}_first_ahead"), Signal(
+                W, name=f"{name}_first")
+            pick, ok = Signal(W, name=f"{name}_pick"), Signal(name=f"{name}_ok")
+            m.d.comb += [ahead.eq(ready & turn),
+                         first_ahead.eq(ahead & (~ahead + 1)), first.eq(ready & (~ready + 1)),
+                         pick.eq(Mux(ahead.any(), first_ahead, first)), ok.eq(ready.any())]
+            # the next turn: the waves after the pick
+            after = Cat(pick[:i].any() for i in range(W))
+            return pick, ok, [turn.eq(after)]
 
-        f_rr = Signal(range(W))
+        def onehot(sel, values):
+            """The value of ``values`` (an Array) that the one-hot ``sel`` names (an AND-OR)."""
+            width = Value.cast(values[0]).shape().width
+            out = Const(0, width)
+            for i in range(W):
+                out = out | Mux(sel[i], Value.cast(values[i]), 0)
+            return out
+
+        def encode(sel):
+            """The index that the one-hot ``sel`` names."""
+            out = Const(0, range(W))
+            for i in range(W):
+                out = out | Mux(sel[i], i, 0)
+            return out
+
+        # --- fetch: pick a wave (stage F), read its instruction's dwords (F0) ---------------
         f_ready = Signal(W)
         m.d.comb += f_ready.eq(Cat(w_live[i] & w_fpc_ok[i] & ~w_fetching[i] & ~w_buf[i]
                                    for i in range(W)))
-        f_pick, f_ok = rotating_pick(f_ready, f_rr, "fetch")
-        f_off = Signal(32)
-        m.d.comb += f_off.eq(w_fpc[f_pick] - d.code_address)
-        f1_valid, f1_slot, f1_odd = Signal(), Signal(range(W)), Signal()
-        m.d.sync += f1_valid.eq(0)
+        f_pick, f_ok, f_turn = rotating_pick(f_ready, "fetch")
+        f0_valid, f0_sel = Signal(), Signal(W)
+        m.d.sync += f0_valid.eq(0)
         with m.If(f_ok & ~stopping):
-            m.d.sync += [w_fpc_ok[f_pick].eq(0), f_rr.eq(Mux(f_pick == W - 1, 0, f_pick + 1))]
-            with m.If((f_off >> 2) >= d.code_dwords):
+            m.d.sync += [f0_valid.eq(1), f0_sel.eq(f_pick), *f_turn]
+            for i in range(W):
+                with m.If(f_pick[i]):
+                    m.d.sync += [w_fpc_ok[i].eq(0), w_fetching[i].eq(1)]
+        f0_pc, f0_slot = Signal(32), Signal(range(W))
+        m.d.comb += [f0_pc.eq(onehot(f0_sel, w_fpc)), f0_slot.eq(encode(f0_sel))]
+        f1_valid, f1_slot, f1_odd, f1_pc = Signal(), Signal(range(W)), Signal(), Signal(32)
+        m.d.sync += f1_valid.eq(0)
+        with m.If(f0_valid):
+            with m.If((f0_pc >> 2) >= d.code_dwords):
                 # a trap if the wave gets there (a prefetch past the code's end is harmless)
-                m.d.sync += [w_buf[f_pick].eq(1), b_range[f_pick].eq(1)]
+                m.d.sync += [w_buf[f0_slot].eq(1), b_range[f0_slot].eq(1),
+                             b_kind[f0_slot].eq(0), w_fetching[f0_slot].eq(0)]
             with m.Else():
-                dw = f_off[2:]
+                dw = f0_pc[2:]
                 m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
-                m.d.sync += [f1_valid.eq(1), f1_slot.eq(f_pick), f1_odd.eq(dw[0]),
-                             w_fetching[f_pick].eq(1)]
+                m.d.sync += [f1_valid.eq(1), f1_slot.eq(f0_slot), f1_odd.eq(dw[0]),
+                             f1_pc.eq(f0_pc)]
         # the dwords at PC and PC + 4
-        d_valid, d_slot, d_inst = Signal(), Signal(range(W)), Signal(64)
+        d_valid, d_slot, d_inst, d_pc = Signal(), Signal(range(W)), Signal(64), Signal(32)
         even, odd = banks[0][0].data, banks[1][0].data
-        m.d.sync += [d_valid.eq(f1_valid), d_slot.eq(f1_slot),
+        m.d.sync += [d_valid.eq(f1_valid), d_slot.eq(f1_slot), d_pc.eq(f1_pc),
                      d_inst.eq(Mux(f1_odd, Cat(odd, even), Cat(even, odd)))]
 
-        # --- decode ----------------------------------------------------------------------
+        # --- decode: the table's decoder (stage D), then what issue needs of it (E) -----------
         m.d.comb += dec.inst.eq(d_inst)
-        d_fields = operand_fields(m, d_inst, dec.format, dec.ctl, name="d_")
+        e = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32,
+                                      "ctl": DecodedLayout, "fmt": 4, "size64": 1}))
+        m.d.sync += [e.valid.eq(d_valid), e.slot.eq(d_slot), e.inst.eq(d_inst), e.pc.eq(d_pc),
+                     e.ctl.eq(dec.ctl), e.fmt.eq(dec.format), e.size64.eq(dec.size64)]
+        e_fields = operand_fields(m, e.inst, e.fmt, e.ctl, name="e_")
         # which vector unit: the fast lanes, unless it is FP, a slow integer operation, has
         # VOP3 modifiers (the slow unit applies them) or reads a lane
-        d_path = Signal(2)
-        d_mods = vop3_modifiers(m, d_inst, dec.ctl, name="d_")
-        d_vop3 = dec.format == FORMAT_TAG[Format.VOP3]
-        m.d.comb += route_decode.op.eq(dec.ctl.op)
-        with m.Switch(dec.ctl.unit):
+        e_path = Signal(2)
+        e_mods = vop3_modifiers(m, e.inst, e.ctl, name="e_")
+        e_vop3 = e.fmt == FORMAT_TAG[Format.VOP3]
+        m.d.comb += route_decode.op.eq(e.ctl.op)
+        with m.Switch(e.ctl.unit):
             with m.Case(XUnit.VALU):
-                m.d.comb += d_path.eq(Mux(dec.ctl.fpu | ~route_decode.fast | (d_vop3 & d_mods),
+                m.d.comb += e_path.eq(Mux(e.ctl.fpu | ~route_decode.fast | (e_vop3 & e_mods),
                                           _TO_SLOW, _TO_FAST))
-            with m.Case(XUnit.VSPEC), m.Switch(dec.ctl.spec):
+            with m.Case(XUnit.VSPEC), m.Switch(e.ctl.spec):
                 with m.Case(*_MOVES):
-                    m.d.comb += d_path.eq(Mux(d_vop3 & d_mods, _TO_NONE, _TO_FAST))
+                    m.d.comb += e_path.eq(Mux(e_vop3 & e_mods, _TO_NONE, _TO_FAST))
                 with m.Case(Spec.V_READLANE, Spec.V_READFIRSTLANE):
-                    m.d.comb += d_path.eq(_TO_SLOW)
+                    m.d.comb += e_path.eq(_TO_SLOW)
                 with m.Default():
-                    m.d.comb += d_path.eq(_TO_NONE)
+                    m.d.comb += e_path.eq(_TO_NONE)
             with m.Default():
-                m.d.comb += d_path.eq(_TO_NONE)
-        with m.If(d_valid):
-            m.d.sync += [b_inst[d_slot].eq(d_inst), b_ctl[d_slot].eq(dec.ctl),
-                         b_path[d_slot].eq(d_path),
-                         b_fmt[d_slot].eq(dec.format),
-                         b_size8[d_slot].eq(dec.size64 | d_fields.has_lit |
-                                            d_fields.setreg_imm),
-                         b_range[d_slot].eq(0), w_buf[d_slot].eq(1),
-                         w_fetching[d_slot].eq(0)]
+                m.d.comb += e_path.eq(_TO_NONE)
+        e_kind = Signal(_KIND)
+        e_vector = (e.ctl.unit == XUnit.VALU) | (e.ctl.unit == XUnit.VSPEC)
+        m.d.comb += [e_kind.smem.eq(e.ctl.unit == XUnit.SMEM),
+                     e_kind.fast.eq(e_vector & (e_path == _TO_FAST)),
+                     e_kind.slow.eq(e_vector & (e_path == _TO_SLOW)),
+                     e_kind.buf.eq((e.ctl.unit == XUnit.BUF) & (e.ctl.mem != MemKind.NOP)),
+                     e_kind.lds.eq(e.ctl.unit == XUnit.DS),
+                     e_kind.end.eq((e.ctl.unit == XUnit.SPEC) & (e.ctl.spec == Spec.ENDPGM))]
+        with m.If(e.ctl.unit == XUnit.SPEC), m.Switch(e.ctl.spec), m.Case(*_JUMPS):
+            m.d.comb += e_kind.jump.eq(1)
+        e_size8 = e.size64 | e_fields.has_lit | e_fields.setreg_imm
+        with m.If(e.valid):
+            m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
+                         b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
+                         b_fmt[e.slot].eq(e.fmt),
+                         b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)),
+                         b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
+                         w_fetching[e.slot].eq(0)]
 
-        # --- issue -----------------------------------------------------------------------
+        # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
         smem_busy = Signal()
         valu_credit = Signal(range(_VALU_QUEUE + 1), init=_VALU_QUEUE)
         valu_credit_back = Signal()
@@ -398,74 +459,46 @@ class PipelinedComputeUnit(wiring.Component):
         slow_credit_back = Signal()
         lds_credit = Signal(range(_LDS_QUEUE + 1), init=_LDS_QUEUE)
         lds_credit_back = Signal()
-        i_rr = Signal(range(W))
         i_ready = Signal(W)
         # what holds each wave (for the stall counters): its unit's queue is full, it waits
         # for its buffer loads
         no_room, held_mem = Signal(W), Signal(W)
         for i in range(W):
-            unit = b_ctl[i].unit
-            vector = (unit == XUnit.VALU) | (unit == XUnit.VSPEC)
-            room = Mux(unit == XUnit.SMEM, ~smem_busy,
-                       Mux(vector & (b_path[i] == _TO_FAST), valu_credit != 0,
-                           Mux(vector & (b_path[i] == _TO_SLOW), slow_credit != 0,
-                               Mux(unit == XUnit.BUF, buf_credit != 0,
-                                   Mux(unit == XUnit.DS, lds_credit != 0, 1)))))
+            k = b_kind[i]
+            room = ~((k.smem & smem_busy) | (k.fast & (valu_credit == 0)) |
+                     (k.slow & (slow_credit == 0)) | (k.buf & (buf_credit == 0)) |
+                     (k.lds & (lds_credit == 0)))
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
-            ending = (unit == XUnit.SPEC) & (b_ctl[i].spec == Spec.ENDPGM) & (w_vmcnt[i] != 0)
-            m.d.comb += i_ready[i].eq(w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i] &
-                                      (room | b_range[i]) & ~held & ~ending)
+            ending = k.end & (w_vmcnt[i] != 0)
             decoded = w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i]
-            m.d.comb += [no_room[i].eq(decoded & ~room & ~b_range[i] & ~held & ~ending),
+            m.d.comb += [i_ready[i].eq(decoded & room & ~held & ~ending),
+                         no_room[i].eq(decoded & ~room & ~held & ~ending),
                          held_mem[i].eq(decoded & (held | ending))]
-        i_pick, i_ok = rotating_pick(i_ready, i_rr, "issue")
-        issue_now = Signal()
-        m.d.comb += issue_now.eq(i_ok & ~stopping & running & ~b_range[i_pick])
-        with m.If(i_ok & ~stopping & running & b_range[i_pick]):
-            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
-                         trap_slot.eq(i_pick), trap_has_pc.eq(1)]
-        # stage 1: the issued instruction
-        i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
-                                       "ctl": DecodedLayout, "fmt": 4, "size8": 1,
-                                       "path": 2}))
-        m.d.sync += i1.valid.eq(issue_now)
+        i_pick, i_ok, i_turn = rotating_pick(i_ready, "issue")
+        i_take = Signal()
+        m.d.comb += i_take.eq(i_ok & ~stopping & running)
+        taken = Signal(_KIND)           # what the picked wave's instruction needs
+        m.d.comb += taken.eq(onehot(i_pick, b_kind))
         issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
-        picked_vector = (b_ctl[i_pick].unit == XUnit.VALU) | (b_ctl[i_pick].unit == XUnit.VSPEC)
-        m.d.comb += [issue_valu.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_FAST)),
-                     issue_slow.eq(issue_now & picked_vector & (b_path[i_pick] == _TO_SLOW)),
-                     issue_lds.eq(issue_now & (b_ctl[i_pick].unit == XUnit.DS)),
-                     issue_buf.eq(issue_now & (b_ctl[i_pick].unit == XUnit.BUF) &
-                                  (b_ctl[i_pick].mem != MemKind.NOP))]
-        i_next = Signal(32)                 # the PC after the issued instruction
-        m.d.comb += i_next.eq(w_pc[i_pick] + Mux(b_size8[i_pick], 8, 4))
-        with m.If(issue_now):
-            m.d.sync += [i1.slot.eq(i_pick), i1.inst.eq(b_inst[i_pick]),
-                         w_inst[i_pick].eq(b_inst[i_pick]),
-                         w_next[i_pick].eq(i_next),
-                         i1.ctl.eq(b_ctl[i_pick]), i1.fmt.eq(b_fmt[i_pick]),
-                         i1.size8.eq(b_size8[i_pick]), i1.path.eq(b_path[i_pick]),
-                         w_busy[i_pick].eq(1),
-                         w_buf[i_pick].eq(0),
-                         i_rr.eq(Mux(i_pick == W - 1, 0, i_pick + 1)),
-                         w_hold[i_pick].eq(0)]
-            with m.If(b_ctl[i_pick].unit == XUnit.SMEM):
+        m.d.comb += [issue_valu.eq(i_take & taken.fast), issue_slow.eq(i_take & taken.slow),
+                     issue_lds.eq(i_take & taken.lds), issue_buf.eq(i_take & taken.buf)]
+        i0_valid, i0_sel = Signal(), Signal(W)
+        m.d.sync += i0_valid.eq(0)
+        with m.If(i_take):
+            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), *i_turn]
+            for i in range(W):
+                with m.If(i_pick[i]):
+                    m.d.sync += w_busy[i].eq(1)
+            with m.If(taken.smem):
                 m.d.sync += smem_busy.eq(1)
-            # the next instruction is fetched while this one runs, unless this one jumps
-            jump = Signal()
-            with (m.If(b_ctl[i_pick].unit == XUnit.SPEC), m.Switch(b_ctl[i_pick].spec),
-                  m.Case(*_JUMPS)):
-                m.d.comb += jump.eq(1)
-            with m.If(~jump):
-                m.d.sync += [w_fpc[i_pick].eq(i_next),
-                             w_fpc_ok[i_pick].eq(1)]
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
                      lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
         # an idle cycle's cause: the first that holds for some wave (CountersLayout)
-        with m.If(running), m.If(~issue_now):
+        with m.If(running), m.If(~i_take):
             m.d.sync += cnt.idle.eq(cnt.idle + 1)
             live = Cat(w_live)
             with m.If(no_room.any()):
@@ -478,6 +511,28 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += cnt.stall_barrier.eq(cnt.stall_barrier + 1)
             with m.Elif(live.any()):
                 m.d.sync += cnt.stall_fetch.eq(cnt.stall_fetch + 1)
+        # stage I0: the picked wave's instruction (a trap if its PC is outside the code)
+        i0_slot = Signal(range(W))
+        i0_range = Signal()
+        m.d.comb += [i0_slot.eq(encode(i0_sel)), i0_range.eq((i0_sel & Cat(b_range)).any())]
+        issue_now = Signal()
+        m.d.comb += issue_now.eq(i0_valid & ~stopping & ~i0_range)
+        with m.If(i0_valid & ~stopping & i0_range):
+            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.PC_RANGE),
+                         trap_slot.eq(i0_slot), trap_has_pc.eq(1)]
+        # stage 1: the issued instruction
+        i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
+                                       "ctl": DecodedLayout, "fmt": 4, "path": 2}))
+        m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
+                     i1.inst.eq(onehot(i0_sel, b_inst)), i1.ctl.eq(onehot(i0_sel, b_ctl)),
+                     i1.fmt.eq(onehot(i0_sel, b_fmt)), i1.path.eq(onehot(i0_sel, b_path))]
+        for i in range(W):
+            with m.If(issue_now & i0_sel[i]):
+                m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
+                             w_buf[i].eq(0), w_hold[i].eq(0)]
+                # the next instruction is fetched while this one runs, unless this one jumps
+                with m.If(~b_kind[i].jump):
+                    m.d.sync += [w_fpc[i].eq(b_next[i]), w_fpc_ok[i].eq(1)]
 
         # the SGPR file's two reads: the scalar operands' registers
         ops1 = operand_fields(m, i1.inst, i1.fmt, i1.ctl, name="i1_")
@@ -787,13 +842,13 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.Case(Spec.GETPC, Spec.SWAPPC):
                             m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
                                          spec_rec.sw_wide.eq(1),
-                                         spec_rec.sw_data.eq(pc3 + 4)]
+                                         spec_rec.sw_data.eq(pc3 + 4 + d.code_address)]
                             with m.If(ctl.spec == Spec.SWAPPC):
                                 m.d.comb += [spec_rec.jump.eq(1),
-                                             spec_rec.next_pc.eq(sv[0][:32])]
+                                             spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
                         with m.Case(Spec.SETPC):
                             m.d.comb += [spec_rec.jump.eq(1),
-                                         spec_rec.next_pc.eq(sv[0][:32])]
+                                         spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
                         with m.Case(Spec.GETREG, Spec.SETREG):
                             with m.If(hw_id != _HW_REG_MODE):
                                 m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
@@ -975,8 +1030,8 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += [smem_rec.slot.eq(sm.slot), smem_rec.smem.eq(1),
                      smem_rec.s_count.eq(sm.n), smem_rec.sw_code.eq(sm.sdst)]
 
-        # --- retire ------------------------------------------------------------------------
-        rec = Signal(retire_layout)
+        # --- retire: a completion picked (stage R0), its effects (R1) ---------------------------
+        r0 = Signal(retire_layout)
         pick_valu = valu_dq.r_rdy
         pick_salu = ~pick_valu & salu_q.r_rdy
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
@@ -985,12 +1040,10 @@ class PipelinedComputeUnit(wiring.Component):
         before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
         pick_spec = before_spec & spec_q.r_rdy
         pick_smem = before_spec & ~pick_spec & sm_done
-        retire_now = Signal()
-        retiring = Signal()             # (not in a cycle a wave starts: see the write port)
-        m.d.comb += [retiring.eq((pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
-                                  pick_spec | pick_smem) & ~launching),
-                     retire_now.eq(retiring & ~stopping)]
-        m.d.comb += rec.eq(Mux(pick_valu, valu_out,
+        retiring = Signal()
+        m.d.comb += retiring.eq(pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
+                                pick_spec | pick_smem)
+        m.d.comb += r0.eq(Mux(pick_valu, valu_out,
                                Mux(pick_salu, salu_out,
                                    Mux(pick_buf, buf_out,
                                        Mux(pick_slow, slow_out,
@@ -1003,6 +1056,15 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += lds_dq.r_en.eq(pick_lds & retiring)
         with m.If(pick_smem & retiring):
             m.d.sync += [sm.writing.eq(0), smem_busy.eq(0)]
+        # stage R1: the record, its wave's workgroup, and whether the workgroup's barrier
+        # completes with one more wave there (computed from registers, beside R0's select)
+        rec = Signal(retire_layout)
+        grp = Signal(range(W))
+        m.d.sync += [r1_valid.eq(retiring), rec.eq(r0), grp.eq(w_grp[r0.slot])]
+        g_last = Signal(W)
+        m.d.comb += g_last.eq(Cat(g_arrived[g] + 1 == g_live[g] for g in range(W)))
+        retire_now = Signal()
+        m.d.comb += retire_now.eq(r1_valid & ~stopping)
 
         rs = rec.slot
         code = rec.sw_code
@@ -1042,7 +1104,6 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += scc_after.eq(rec.scc)
         with m.If(rec.mode_w):
             m.d.comb += mode_after.eq(rec.mode)
-        grp = w_grp[rs]
         release = launcher.release
         # the workgroup counts' new values (live waves, waves at the barrier)
         g_live_w, g_arrived_w = Signal(), Signal()
@@ -1057,7 +1118,7 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live[grp] - 1)]
                 with m.If(g_live[grp] == 1):
                     m.d.comb += [release.valid.eq(1), release.payload.eq(grp)]
-                with m.Elif((g_arrived[grp] != 0) & (g_arrived[grp] == g_live[grp] - 1)):
+                with m.Elif((g_arrived[grp] != 0) & g_last.bit_select(grp, 1)):
                     # every remaining wave waits at the barrier
                     m.d.comb += [g_arrived_w.eq(1), g_arrived_new.eq(0)]
                     for i in range(W):
@@ -1067,7 +1128,7 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += [w_hold[rs].eq(1), w_hold_n[rs].eq(rec.hold_n)]
             with m.If(rec.barrier):
                 m.d.comb += g_arrived_w.eq(1)
-                with m.If(g_arrived[grp] + 1 == g_live[grp]):
+                with m.If(g_last.bit_select(grp, 1)):
                     m.d.comb += g_arrived_new.eq(0)
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
@@ -1076,18 +1137,18 @@ class PipelinedComputeUnit(wiring.Component):
                     m.d.sync += w_bar[rs].eq(1)
                     m.d.comb += g_arrived_new.eq(g_arrived[grp] + 1)
         # One write port for each register of the wave state and of the workgroup counts,
-        # shared by a wave's start and retirement (which waits in that cycle), so that each
+        # shared by a wave's start and retirement (a start waits while R1 holds one), so that each
         # register's input is one value for every slot, not a select of its own per slot
         ws = Mux(launching, lw.slot, rs)
         with m.If(launching | retire_now):
-            m.d.sync += [w_pc[ws].eq(Mux(launching, d.code_address, next_pc)),
+            m.d.sync += [w_pc[ws].eq(Mux(launching, 0, next_pc)),
                          w_exec[ws].eq(Mux(launching, lw.exec, exec_after)),
                          w_m0[ws].eq(Mux(launching, 0, m0_after)),
                          w_scc[ws].eq(Mux(launching, 0, scc_after)),
                          w_mode[ws].eq(Mux(launching, d.mode, mode_after))]
         # after a jump (nothing fetched meanwhile) the next fetch is from its target
         with m.If(launching | (retire_now & ~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs])):
-            m.d.sync += w_fpc[ws].eq(Mux(launching, d.code_address, next_pc))
+            m.d.sync += w_fpc[ws].eq(Mux(launching, 0, next_pc))
         gs = Mux(launching, lw.group, grp)
         with m.If((launching & lw.first) | g_live_w):
             m.d.sync += g_live[gs].eq(Mux(launching, lw.waves, g_live_new))
@@ -1131,7 +1192,9 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- what the previous launch left in flight -------------------------------------
         with m.If(clear):
-            m.d.sync += [f1_valid.eq(0), d_valid.eq(0), i1.valid.eq(0), i2.valid.eq(0),
+            m.d.sync += [f0_valid.eq(0), f1_valid.eq(0), d_valid.eq(0), e.valid.eq(0),
+                         i0_valid.eq(0), r1_valid.eq(0), t_pending.eq(0),
+                         i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
                          slow_credit.eq(_SLOW_QUEUE), lds_credit.eq(_LDS_QUEUE),
                          sm.issuing.eq(0), sm.writing.eq(0), salu_valid.eq(0),
@@ -1247,7 +1310,7 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.If(wr.payload.mask[j]):
                             m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
-            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs] - d.code_address),
+            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs]),
                          tr.inst.eq(w_inst[rs]),
                          tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
                          tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
