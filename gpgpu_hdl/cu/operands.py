@@ -8,14 +8,16 @@ import struct
 from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Const, Mux, Signal
+from amaranth.lib import data
 
 from ..isa.decoder import INLINE_FLOATS, ScalarCode
 from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, Spec, XUnit
 
-__all__ = ["field", "operand_fields", "vop3_modifiers", "scalar_value", "INLINE_F32",
-           "INLINE_F64_HI", "SETREG_IMM32"]
+__all__ = ["field", "operand_fields", "vop3_modifiers", "SCALAR_SOURCE", "scalar_source",
+           "scalar_pick", "OPERANDS", "operand_codes", "INLINE_F32", "INLINE_F64_HI",
+           "SETREG_IMM32"]
 
 _VCC_LO, _M0, _EXEC_LO = int(ScalarCode.VCC_LO), int(ScalarCode.M0), int(ScalarCode.EXEC_LO)
 _VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
@@ -31,6 +33,17 @@ def field(fmt: Format | Encoding, name: str, word):
     """Field ``name`` of format ``fmt`` in ``word``."""
     f = (fmt if isinstance(fmt, Encoding) else ENCODING_OF[fmt]).field(name)
     return word[f.lo:f.hi + 1]
+
+
+#: The operand codes of :func:`operand_fields` as one value, for a stage to keep.
+OPERANDS = data.StructLayout({"src": data.ArrayLayout(9, 3), "vdst": 9, "sdst": 8, "cin": 9,
+                              "mask_dst": 8, "setreg_imm": 1})
+
+
+def operand_codes(fields: SimpleNamespace):
+    """:func:`operand_fields`' codes as a value of :data:`OPERANDS` (its fields in order)."""
+    return Cat(*fields.src, fields.vdst, fields.sdst, fields.cin, fields.mask_dst,
+               fields.setreg_imm)
 
 
 def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
@@ -123,17 +136,23 @@ def vop3_modifiers(m, ir, ctl, *, name: str = ""):
     return mods
 
 
-def scalar_value(m, code, *, wide, isf, sgpr, literal, exec_, m0, scc, name: str = ""):
-    """The 64-bit value of scalar operand ``code`` (a 9-bit source code below 256):
-    ``sgpr`` is what the SGPR file returned for it (an SGPR or VCC, the register pair when
-    ``wide``; VCC for VCCZ), the others the wave's state. A 32-bit operand is zero-extended
-    (negative inline integers are sign-extended only when ``wide``); a float inline constant
-    or literal of a 64-bit float operand is the high dword of the double."""
-    value = Signal(64, name=f"{name}sval")
-    with m.If(code < 104):
-        m.d.comb += value.eq(Mux(wide, sgpr, sgpr[:32]))
-    with m.Elif((code == _VCC_LO) | (code == _VCC_LO + 1)):
-        m.d.comb += value.eq(Mux(wide, sgpr, sgpr[:32]))
+#: Where a scalar operand's value comes from, known before the SGPR file answers
+#: (:func:`scalar_source`): the file's answer (``reg``; the pair when ``wide``), a test of it for
+#: zero (VCCZ), or ``const`` (an inline constant, the literal, the wave's EXEC, M0 or SCC).
+SCALAR_SOURCE = data.StructLayout({"reg": 1, "wide": 1, "zero_test": 1, "const": 64})
+
+
+def scalar_source(m, code, *, wide, isf, literal, exec_, m0, scc, name: str = ""):
+    """Where the 64-bit value of scalar operand ``code`` (a 9-bit source code below 256)
+    comes from (:data:`SCALAR_SOURCE`), from the wave's state: everything but the SGPR file's
+    answer, so that it can be worked out while the file is read. A 32-bit operand is
+    zero-extended (negative inline integers are sign-extended only when ``wide``); a float
+    inline constant or literal of a 64-bit float operand is the high dword of the double."""
+    src = Signal(SCALAR_SOURCE, name=f"{name}ssrc")
+    value = src.const
+    m.d.comb += src.wide.eq(wide)
+    with m.If((code < 104) | (code == _VCC_LO) | (code == _VCC_LO + 1)):
+        m.d.comb += src.reg.eq(1)
     with m.Elif(code == _M0):
         m.d.comb += value.eq(m0)
     with m.Elif(code == _EXEC_LO):
@@ -151,11 +170,19 @@ def scalar_value(m, code, *, wide, isf, sgpr, literal, exec_, m0, scc, name: str
         c64 = Array(Const(v, 32) for v in INLINE_F64_HI)[code - 240]
         m.d.comb += value.eq(Mux(wide, Cat(Const(0, 32), c64), c32))
     with m.Elif(code == _VCCZ):
-        m.d.comb += value.eq(sgpr == 0)
+        m.d.comb += src.zero_test.eq(1)
     with m.Elif(code == _EXECZ):
         m.d.comb += value.eq(exec_ == 0)
     with m.Elif(code == _SCC):
         m.d.comb += value.eq(scc)
     with m.Elif(code == _LITERAL):
         m.d.comb += value.eq(Mux(wide & isf, Cat(Const(0, 32), literal), literal))
-    return value
+    return src
+
+
+def scalar_pick(source, sgpr):
+    """The value of the scalar operand whose :data:`SCALAR_SOURCE` is ``source``, given
+    ``sgpr``: what the SGPR file returned for it (an SGPR or VCC, the register pair when wide;
+    VCC for VCCZ)."""
+    return Mux(source.reg, Mux(source.wide, sgpr, sgpr[:32]),
+               Mux(source.zero_test, sgpr == 0, source.const))

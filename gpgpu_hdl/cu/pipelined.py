@@ -17,7 +17,8 @@ Stages, each a few LUT levels deep:
   and room in the unit the instruction goes to;
 * **operands**: the SGPR file (:class:`~gpgpu_hdl.cu.sgpr_file.SgprFile`, two read ports, a
   64-bit pair per access) read in the issue stage's shadow, then inline constants, the literal
-  and the wave's EXEC/M0/SCC (:func:`~.operands.scalar_value`);
+  and the wave's EXEC/M0/SCC (:func:`~.operands.scalar_source`, worked out while the file
+  reads, and :func:`~.operands.scalar_pick`);
 * **execute**: the scalar ALU (:class:`~gpgpu_hdl.cu.scalar_alu.PipelinedScalarAlu`), the
   control operations (branches, ``s_endpgm``, ``s_barrier``, ``s_waitcnt``, PC and MODE
   access) resolved in the operand stage, the scalar memory unit (dword requests streamed, the
@@ -49,7 +50,8 @@ from .launcher import WaveLauncher
 from .lds import LdsUnit
 from .lds import issue_control as lds_issue_control
 from .lsu import BufferUnit, issue_control
-from .operands import field, operand_fields, scalar_value, vop3_modifiers
+from .operands import (OPERANDS, SCALAR_SOURCE, field, operand_codes, operand_fields,
+                       scalar_pick, scalar_source, vop3_modifiers)
 from .plan import BuildPlan
 from .scalar_alu import LATENCY as SALU_LATENCY
 from .scalar_alu import PipelinedScalarAlu, ScalarDecode
@@ -116,6 +118,8 @@ _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
 #: what issue needs to know of a buffered instruction, as flags set at decode: the unit whose
 #: room it needs (scalar memory, fast lanes, slow unit, buffer unit, LDS), ``s_endpgm`` (waits
 #: for the wave's buffer instructions), and a jump (no prefetch after it)
+#: the SGPR file's three read addresses for an instruction
+_PORTS = data.ArrayLayout(7, 3)
 _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, "end": 1,
                            "jump": 1})
 
@@ -251,6 +255,9 @@ class PipelinedComputeUnit(wiring.Component):
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
+        # its operand codes, and the SGPR file's three read addresses for it (``b_rel``: M0 is
+        # added to the first, for s_movrels)
+        b_ops, b_port, b_rel = warr("b_ops", OPERANDS), warr("b_port", _PORTS), warr("b_rel", 1)
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
@@ -441,10 +448,45 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(e.ctl.unit == XUnit.SPEC), m.Switch(e.ctl.spec), m.Case(*_JUMPS):
             m.d.comb += e_kind.jump.eq(1)
         e_size8 = e.size64 | e_fields.has_lit | e_fields.setreg_imm
+        # the SGPR file's reads: the scalar operands' registers
+        port_code = [Signal(9, name=f"port_code{p}") for p in range(3)]
+        e_rel = Signal()
+        ctl1 = e.ctl
+        with m.Switch(ctl1.unit):
+            with m.Case(XUnit.SMEM):
+                sbase = field(Format.SMRD, "sbase", e.inst[:32]) << 1
+                m.d.comb += [port_code[0].eq(sbase), port_code[1].eq(sbase + 2),
+                             port_code[2].eq(field(Format.SMRD, "offset", e.inst[:32]))]
+            with m.Case(XUnit.BUF):
+                srsrc = field(Format.MUBUF, "srsrc", e.inst) << 2
+                m.d.comb += [port_code[0].eq(srsrc), port_code[1].eq(srsrc + 2),
+                             port_code[2].eq(field(Format.MUBUF, "soffset", e.inst))]
+            with m.Case(XUnit.VALU, XUnit.VSPEC):
+                # one scalar register per vector instruction (SI's constant bus), and the
+                # carry/select mask
+                for s in reversed(range(3)):
+                    code = e_fields.src[s]
+                    is_sreg = (code <= _VCC_LO + 1) | (code == _VCCZ)     # in the SGPR file
+                    with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
+                        m.d.comb += port_code[0].eq(code)
+                m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, e_fields.cin))
+            with m.Default():
+                m.d.comb += [port_code[0].eq(e_fields.src[0]), port_code[1].eq(e_fields.src[1])]
+                with m.If((ctl1.unit == XUnit.SPEC) & (ctl1.spec == Spec.MOVRELS)):
+                    # s_movrels: the source's register + M0, added at stage 1 (stage 3 checks
+                    # the range)
+                    m.d.comb += e_rel.eq(1)
+                with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
+                                                       (ctl1.spec == Spec.CBR_VCCNZ))):
+                    m.d.comb += port_code[0].eq(_VCC_LO)
+        e_port = Signal(_PORTS)
+        for p in range(3):
+            m.d.comb += e_port[p].eq(Mux(port_code[p] == _VCCZ, VCC, port_code[p][:7]))
         with m.If(e.valid):
             m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
                          b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
-                         b_fmt[e.slot].eq(e.fmt),
+                         b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
+                         b_port[e.slot].eq(e_port), b_rel[e.slot].eq(e_rel),
                          b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)),
                          b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
                          w_fetching[e.slot].eq(0)]
@@ -522,10 +564,12 @@ class PipelinedComputeUnit(wiring.Component):
                          trap_slot.eq(i0_slot), trap_has_pc.eq(1)]
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
-                                       "ctl": DecodedLayout, "fmt": 4, "path": 2}))
+                                       "ctl": DecodedLayout, "fmt": 4, "path": 2,
+                                       "ops": OPERANDS, "port": _PORTS, "rel": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
-                     i1.inst.eq(onehot(i0_sel, b_inst)), i1.ctl.eq(onehot(i0_sel, b_ctl)),
-                     i1.fmt.eq(onehot(i0_sel, b_fmt)), i1.path.eq(onehot(i0_sel, b_path))]
+                     *(getattr(i1, f).eq(onehot(i0_sel, arr)) for f, arr in (
+                         ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
+                         ("ops", b_ops), ("port", b_port), ("rel", b_rel)))]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
                 m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
@@ -534,63 +578,49 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.If(~b_kind[i].jump):
                     m.d.sync += [w_fpc[i].eq(b_next[i]), w_fpc_ok[i].eq(1)]
 
-        # the SGPR file's two reads: the scalar operands' registers
-        ops1 = operand_fields(m, i1.inst, i1.fmt, i1.ctl, name="i1_")
-        port_code = [Signal(9, name=f"port_code{p}") for p in range(3)]
-        ctl1 = i1.ctl
-        with m.Switch(ctl1.unit):
-            with m.Case(XUnit.SMEM):
-                sbase = field(Format.SMRD, "sbase", i1.inst[:32]) << 1
-                m.d.comb += [port_code[0].eq(sbase), port_code[1].eq(sbase + 2),
-                             port_code[2].eq(field(Format.SMRD, "offset", i1.inst[:32]))]
-            with m.Case(XUnit.BUF):
-                srsrc = field(Format.MUBUF, "srsrc", i1.inst) << 2
-                m.d.comb += [port_code[0].eq(srsrc), port_code[1].eq(srsrc + 2),
-                             port_code[2].eq(field(Format.MUBUF, "soffset", i1.inst))]
-            with m.Case(XUnit.VALU, XUnit.VSPEC):
-                # one scalar register per vector instruction (SI's constant bus), and the
-                # carry/select mask
-                for s in reversed(range(3)):
-                    code = ops1.src[s]
-                    is_sreg = (code <= _VCC_LO + 1) | (code == _VCCZ)     # in the SGPR file
-                    with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
-                        m.d.comb += port_code[0].eq(code)
-                m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, ops1.cin))
-            with m.Default():
-                m.d.comb += [port_code[0].eq(ops1.src[0]), port_code[1].eq(ops1.src[1])]
-                with m.If((ctl1.unit == XUnit.SPEC) & (ctl1.spec == Spec.MOVRELS)):
-                    # s_movrels: the source's register + M0 (stage 3 checks the range)
-                    m.d.comb += port_code[0].eq(ops1.src[0] + w_m0[i1.slot])
-                with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
-                                                       (ctl1.spec == Spec.CBR_VCCNZ))):
-                    m.d.comb += port_code[0].eq(_VCC_LO)
+        # stage 1: the SGPR file's reads
         for p in range(3):
-            code = port_code[p]
-            m.d.comb += [sgprs.read[p].slot.eq(i1.slot),
-                         sgprs.read[p].reg.eq(Mux(code == _VCCZ, VCC, code[:7]))]
+            reg = i1.port[p]
+            if p == 0:
+                reg = Mux(i1.rel, i1.port[0] + w_m0[i1.slot][:7], reg)
+            m.d.comb += [sgprs.read[p].slot.eq(i1.slot), sgprs.read[p].reg.eq(reg)]
+        # stage 2, while the file reads: the wave's state (the instruction's own: it is the
+        # wave's one in flight) and where each scalar operand's value comes from
         i2 = Signal.like(i1)
-        i3 = Signal.like(i1)
-        m.d.sync += [i2.eq(i1), i3.eq(i2)]
+        m.d.sync += i2.eq(i1)
+        s2 = i2.slot
+        i3 = Signal(data.StructLayout({
+            **i1.shape().members, "pc": 32, "exec": 64, "m0": 32, "scc": 1, "mode": 10,
+            "lds": range(max(cfg.lds_bytes, 1)),
+            # sources 0-2, the carry/select mask, the buffer's SOFFSET
+            "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5)}))
+        ctl2 = i2.ctl
+        exec2, m02, scc2 = w_exec[s2], w_m0[s2], w_scc[s2]
+        ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=exec2,
+                              m0=m02, scc=scc2, name=f"i2_{k}_")
+                for k, (code, wide, isf) in enumerate((
+                    (i2.ops.src[0], ctl2.src64[0], ctl2.srcf[0]),
+                    (i2.ops.src[1], ctl2.src64[1], ctl2.srcf[1]),
+                    (i2.ops.src[2], ctl2.src64[2], ctl2.srcf[2]),
+                    (Mux(ctl2.fpu, _VCC_LO, i2.ops.cin), 1, 0),
+                    (field(Format.MUBUF, "soffset", i2.inst), 0, 0)))]
+        m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f)) for f in i1.shape().members),
+                     i3.pc.eq(w_pc[s2]), i3.exec.eq(exec2), i3.m0.eq(m02), i3.scc.eq(scc2),
+                     i3.mode.eq(w_mode[s2]), i3.lds.eq(g_lds[w_grp[s2]]),
+                     *(i3.ssrc[k].eq(src) for k, src in enumerate(ssrc))]
 
         # --- operands (stage 3): the SGPR data of stage 1's reads is here ------------------
-        ops = operand_fields(m, i3.inst, i3.fmt, i3.ctl, name="i3_")
+        ops = i3.ops
         ctl = i3.ctl
         s3 = i3.slot
-        pc3 = w_pc[s3]
+        pc3 = i3.pc
         literal = i3.inst[32:]
-        exec3, m03, scc3 = w_exec[s3], w_m0[s3], w_scc[s3]
-
-        def value_of(s, sgpr_data, name):
-            return scalar_value(m, ops.src[s], wide=ctl.src64[s], isf=ctl.srcf[s],
-                                sgpr=sgpr_data, literal=literal, exec_=exec3, m0=m03,
-                                scc=scc3, name=name)
+        exec3, m03, scc3 = i3.exec, i3.m0, i3.scc
         # scalar units: each source from its own port
-        sv = [value_of(s, sgprs.data[s], f"s{s}_") for s in range(2)]
+        sv = [scalar_pick(i3.ssrc[s], sgprs.data[s]) for s in range(2)]
         # vector units: the one scalar register on port 0
-        vv = [value_of(s, sgprs.data[0], f"v{s}_") for s in range(3)]
-        cin_value = scalar_value(m, Mux(ctl.fpu, _VCC_LO, ops.cin), wide=1, isf=0,
-                                 sgpr=sgprs.data[1], literal=literal, exec_=exec3, m0=m03,
-                                 scc=scc3, name="cin_")
+        vv = [scalar_pick(i3.ssrc[s], sgprs.data[0]) for s in range(3)]
+        cin_value = scalar_pick(i3.ssrc[3], sgprs.data[1])
 
         fmt3 = i3.fmt
         simm16 = i3.inst[0:16]
@@ -689,7 +719,7 @@ class PipelinedComputeUnit(wiring.Component):
                      slow_credit_back.eq(slow.issue.ready & slow_q.r_rdy)]
         m.d.comb += [s_issue.slot.eq(s3), s_issue.control.eq(ctl), s_issue.inst.eq(i3.inst),
                      s_issue.dst.eq(ops.vdst), s_issue.exec.eq(exec3), s_issue.cin.eq(cin_value),
-                     s_issue.mode.eq(w_mode[s3])]
+                     s_issue.mode.eq(i3.mode)]
         for s in range(3):
             src = s_issue.srcs[s]
             m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
@@ -721,7 +751,7 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [*lds_issue_control(l_issue, ctl), l_issue.slot.eq(s3),
                          *(getattr(l_issue, f).eq(field(Format.DS, f, i3.inst))
                            for f in ("offset0", "offset1", "addr", "data0", "data1", "vdst")),
-                         l_issue.base.eq(g_lds[w_grp[s3]]), l_issue.limit.eq(limit),
+                         l_issue.base.eq(i3.lds), l_issue.limit.eq(limit),
                          l_issue.exec.eq(exec3)]
             # (the trace's: what the instruction writes)
             lds_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3})
@@ -741,9 +771,7 @@ class PipelinedComputeUnit(wiring.Component):
                      lsu.issue.valid.eq(buf_q.r_rdy), lsu.issue.payload.eq(buf_q.r_data),
                      buf_q.r_en.eq(lsu.issue.ready),
                      buf_credit_back.eq(lsu.issue.ready & buf_q.r_rdy)]
-        soffset = scalar_value(m, field(Format.MUBUF, "soffset", i3.inst), wide=0, isf=0,
-                               sgpr=sgprs.data[2], literal=literal, exec_=exec3, m0=m03,
-                               scc=scc3, name="soffset_")
+        soffset = scalar_pick(i3.ssrc[4], sgprs.data[2])
         m.d.comb += [*issue_control(b_issue, ctl), b_issue.slot.eq(s3),
                      *(getattr(b_issue, f).eq(field(Format.MUBUF, f, i3.inst))
                        for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata", "glc")),
@@ -856,13 +884,13 @@ class PipelinedComputeUnit(wiring.Component):
                                 m.d.comb += [spec_rec.sw.eq(1),
                                              spec_rec.sw_code.eq(ops.sdst),
                                              spec_rec.sw_data.eq(
-                                                 (w_mode[s3] >> hw_off) & hw_mask)]
+                                                 (i3.mode >> hw_off) & hw_mask)]
                             with m.Else():
                                 fld = (hw_mask << hw_off)[:10]
                                 setv = Mux(ops.setreg_imm, literal, sv[0][:32])
                                 m.d.comb += [spec_rec.mode_w.eq(1),
                                              spec_rec.mode.eq(
-                                                 (w_mode[s3] & ~fld) |
+                                                 (i3.mode & ~fld) |
                                                  ((setv << hw_off)[:10] & fld))]
                         with m.Case(Spec.MOVRELS, Spec.MOVRELD):
                             # s_movrels: S0's register + M0, read in stage 1; s_movreld:
