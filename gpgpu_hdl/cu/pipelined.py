@@ -118,6 +118,11 @@ _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
 #: what issue needs to know of a buffered instruction, as flags set at decode: the unit whose
 #: room it needs (scalar memory, fast lanes, slow unit, buffer unit, LDS), ``s_endpgm`` (waits
 #: for the wave's buffer instructions), and a jump (no prefetch after it)
+#: what stage 3 does with an instruction, worked out in stage 2 (``_action``)
+_ACTION = data.StructLayout({
+    "trap": 1, "cause": 4,
+    "salu": 1, "fast": 1, "slow": 1, "spec": 1, "smem": 1, "lds": 1, "buf": 1,
+    "v_src0": 8, "v_dst": 8, "s_index": 8, "target": 32, "pc_abs": 33, "lds_limit": 32})
 #: the SGPR file's three read addresses for an instruction
 _PORTS = data.ArrayLayout(7, 3)
 _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, "end": 1,
@@ -590,10 +595,10 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += i2.eq(i1)
         s2 = i2.slot
         i3 = Signal(data.StructLayout({
-            **i1.shape().members, "pc": 32, "exec": 64, "m0": 32, "scc": 1, "mode": 10,
+            **i1.shape().members, "exec": 64, "scc": 1, "mode": 10,
             "lds": range(max(cfg.lds_bytes, 1)),
             # sources 0-2, the carry/select mask, the buffer's SOFFSET
-            "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5)}))
+            "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5), "act": _ACTION}))
         ctl2 = i2.ctl
         exec2, m02, scc2 = w_exec[s2], w_m0[s2], w_scc[s2]
         ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=exec2,
@@ -604,8 +609,11 @@ class PipelinedComputeUnit(wiring.Component):
                     (i2.ops.src[2], ctl2.src64[2], ctl2.srcf[2]),
                     (Mux(ctl2.fpu, _VCC_LO, i2.ops.cin), 1, 0),
                     (field(Format.MUBUF, "soffset", i2.inst), 0, 0)))]
+        act = self._action(m, i2, pc=w_pc[s2], m0=m02, dispatch=d, vgprs=NV, has_lds=has_lds,
+                           atomics=bool(lsu.atomics))
         m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f)) for f in i1.shape().members),
-                     i3.pc.eq(w_pc[s2]), i3.exec.eq(exec2), i3.m0.eq(m02), i3.scc.eq(scc2),
+                     i3.act.eq(act),
+                     i3.exec.eq(exec2), i3.scc.eq(scc2),
                      i3.mode.eq(w_mode[s2]), i3.lds.eq(g_lds[w_grp[s2]]),
                      *(i3.ssrc[k].eq(src) for k, src in enumerate(ssrc))]
 
@@ -613,9 +621,8 @@ class PipelinedComputeUnit(wiring.Component):
         ops = i3.ops
         ctl = i3.ctl
         s3 = i3.slot
-        pc3 = i3.pc
         literal = i3.inst[32:]
-        exec3, m03, scc3 = i3.exec, i3.m0, i3.scc
+        exec3, scc3 = i3.exec, i3.scc
         # scalar units: each source from its own port
         sv = [scalar_pick(i3.ssrc[s], sgprs.data[s]) for s in range(2)]
         # vector units: the one scalar register on port 0
@@ -624,9 +631,7 @@ class PipelinedComputeUnit(wiring.Component):
 
         fmt3 = i3.fmt
         simm16 = i3.inst[0:16]
-        illegal = Signal()
-        # (VOP3 modifiers: the slow vector unit applies them; v_mov_b32 with them traps below)
-        m.d.comb += illegal.eq(~ctl.legal)
+        act3 = i3.act
 
         def narrow(name, layout, keep, depth, *, derive=()):
             """A FIFO of records of ``layout`` that stores only the fields ``keep`` (of
@@ -680,15 +685,8 @@ class PipelinedComputeUnit(wiring.Component):
                      valu.issue.valid.eq(valu_q.r_rdy), valu.issue.payload.eq(valu_q.r_data),
                      valu_q.r_en.eq(valu.issue.ready),
                      valu_credit_back.eq(valu.issue.ready & valu_q.r_rdy)]
-        vspec = ctl.unit == XUnit.VSPEC
-        is_move = vspec & ctl.spec.as_value().matches(*_MOVES)
-        # v_movrels/v_movrelsd read VGPR S0 + M0, v_movreld/v_movrelsd write VDST + M0 (past
-        # the wave's VGPRs: a trap below, where the golden model stops too)
-        rel_src = vspec & ((ctl.spec == Spec.V_MOVRELS) | (ctl.spec == Spec.V_MOVRELSD))
-        rel_dst = vspec & ((ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
-        v_src0, v_dst = Signal(33), Signal(33)
-        m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m03, 0)),
-                     v_dst.eq(ops.vdst + Mux(rel_dst, m03, 0))]
+        is_move = (ctl.unit == XUnit.VSPEC) & ctl.spec.as_value().matches(*_MOVES)
+        v_src0, v_dst = act3.v_src0, act3.v_dst      # (M0 added for v_movrel*)
         m.d.comb += [v_issue.slot.eq(s3),
                      v_issue.control.eq(Mux(is_move, FastControl.const(_MOVE_CONTROL),
                                             fdec.control)),
@@ -747,11 +745,10 @@ class PipelinedComputeUnit(wiring.Component):
                          lds.issue.valid.eq(lds_q.r_rdy), lds.issue.payload.eq(lds_q.r_data),
                          lds_q.r_en.eq(lds.issue.ready),
                          lds_credit_back.eq(lds.issue.ready & lds_q.r_rdy)]
-            limit = Mux(m03 < d.lds_bytes, m03, d.lds_bytes)
             m.d.comb += [*lds_issue_control(l_issue, ctl), l_issue.slot.eq(s3),
                          *(getattr(l_issue, f).eq(field(Format.DS, f, i3.inst))
                            for f in ("offset0", "offset1", "addr", "data0", "data1", "vdst")),
-                         l_issue.base.eq(i3.lds), l_issue.limit.eq(limit),
+                         l_issue.base.eq(i3.lds), l_issue.limit.eq(act3.lds_limit),
                          l_issue.exec.eq(exec3)]
             # (the trace's: what the instruction writes)
             lds_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3})
@@ -799,146 +796,85 @@ class PipelinedComputeUnit(wiring.Component):
             "sbuf": 1, "records": 32, "stride0": 1,
             "issuing": 1, "writing": 1}))
 
+        # stage 3 does what stage 2 worked out (:meth:`_action`): a trap, or a unit's queue
         with m.If(i3.valid & ~stopping):
-            with m.If(illegal):
-                m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                             trap_slot.eq(s3), trap_has_pc.eq(1),
-                             trap_has_inst.eq(1)]
-            with m.Else(), m.Switch(ctl.unit):
-                with m.Case(XUnit.SALU):
-                    m.d.sync += salu_in.valid.eq(1)
-                    m.d.comb += salu_tags.w_en.eq(1)
-                with m.Case(XUnit.VALU, XUnit.VSPEC):
-                    writes = ~ctl.vopc & (~vspec | is_move)
-                    with m.If(((v_dst >= NV) & writes) | (rel_src & (v_src0 >= NV)) |
-                              (i3.path == _TO_NONE) & (ctl.spec != Spec.NOP)):
-                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                     trap_slot.eq(s3), trap_has_pc.eq(1),
-                                     trap_has_inst.eq(1)]
-                    with m.Elif(i3.path == _TO_FAST):
-                        m.d.comb += [valu_q.w_en.eq(1), valu_tags.w_en.eq(1)]
-                    with m.Elif(i3.path == _TO_SLOW):
-                        m.d.comb += [slow_q.w_en.eq(1), slow_tags.w_en.eq(1)]
-                    with m.Else():          # v_nop, v_clrexcp
-                        m.d.comb += [*base_rec, spec_q.w_en.eq(1)]
-                with m.Case(XUnit.SMEM):
+            with m.If(act3.trap):
+                m.d.comb += [trap_now.eq(1), trap_cause.eq(act3.cause), trap_slot.eq(s3),
+                             trap_has_pc.eq(1), trap_has_inst.eq(1)]
+            with m.Else():
+                m.d.sync += salu_in.valid.eq(act3.salu)
+                m.d.comb += [salu_tags.w_en.eq(act3.salu),
+                             valu_q.w_en.eq(act3.fast), valu_tags.w_en.eq(act3.fast),
+                             slow_q.w_en.eq(act3.slow), slow_tags.w_en.eq(act3.slow),
+                             spec_q.w_en.eq(act3.spec),
+                             buf_q.w_en.eq(act3.buf), buf_tags.w_en.eq(act3.buf),
+                             buf_issued.eq(act3.buf)]
+                if has_lds:
+                    m.d.comb += [lds_q.w_en.eq(act3.lds), lds_tags.w_en.eq(act3.lds)]
+                with m.If(act3.smem):
                     off = Mux(field(Format.SMRD, "imm", i3.inst[:32]),
                               field(Format.SMRD, "offset", i3.inst[:32]) << 2,
                               sgprs.data[2][:32])
-                    with m.If(1):
-                        m.d.sync += [sm.slot.eq(s3), sm.base.eq(sgprs.data[0]),
-                                     sm.off.eq(off & ~3), sm.n.eq(ctl.dwords),
-                                     sm.k.eq(0), sm.r.eq(0), sm.sdst.eq(ops.sdst),
-                                     sm.sbuf.eq(ctl.sbuf),
-                                     sm.records.eq(sgprs.data[1][:32]),
-                                     sm.stride0.eq(sgprs.data[0][48:62] == 0),
-                                     sm.issuing.eq(1),
-                                     sm.writing.eq(1)]
-                with m.Case(XUnit.SPEC):
-                    m.d.comb += base_rec
-                    taken = Signal()
-                    vcc3 = sgprs.data[0]      # VCCZ/VCCNZ read VCC on port 0
-                    with m.Switch(ctl.spec):
-                        for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~scc3),
-                                           (Spec.CBR_SCC1, scc3),
-                                           (Spec.CBR_VCCZ, vcc3 == 0),
-                                           (Spec.CBR_VCCNZ, vcc3 != 0),
-                                           (Spec.CBR_EXECZ, exec3 == 0),
-                                           (Spec.CBR_EXECNZ, exec3 != 0)):
-                            with m.Case(spec):
-                                m.d.comb += taken.eq(cond)
-                    with m.If(taken):
-                        m.d.comb += spec_rec.jump.eq(1)
-                        m.d.comb += spec_rec.next_pc.eq(pc3 + 4 +
-                                                        (simm16.as_signed() << 2))
-                    hw_id, hw_off = simm16[0:6], simm16[6:11]
-                    hw_mask = Signal(32)
-                    m.d.comb += hw_mask.eq((Const(1, 33) << (simm16[11:16] + 1)) - 1)
-                    bad = Signal()
-                    with m.Switch(ctl.spec):
-                        with m.Case(Spec.ENDPGM):
-                            m.d.comb += spec_rec.end.eq(1)
-                        with m.Case(Spec.WAITCNT):
-                            # vmcnt (SIMM16[3:0]); scalar loads are done when they retire
-                            m.d.comb += [spec_rec.hold.eq(1), spec_rec.hold_n.eq(simm16[0:4])]
-                        with m.Case(Spec.BARRIER):
-                            m.d.comb += spec_rec.barrier.eq(1)
-                        with m.Case(Spec.TRAP):
-                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.S_TRAP)]
-                        with m.Case(Spec.HALT), m.If(simm16[0]):
-                            m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.HALT)]
-                        with m.Case(Spec.GETPC, Spec.SWAPPC):
-                            m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
-                                         spec_rec.sw_wide.eq(1),
-                                         spec_rec.sw_data.eq(pc3 + 4 + d.code_address)]
-                            with m.If(ctl.spec == Spec.SWAPPC):
-                                m.d.comb += [spec_rec.jump.eq(1),
-                                             spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
-                        with m.Case(Spec.SETPC):
-                            m.d.comb += [spec_rec.jump.eq(1),
-                                         spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
-                        with m.Case(Spec.GETREG, Spec.SETREG):
-                            with m.If(hw_id != _HW_REG_MODE):
-                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
-                            with m.Elif(ctl.spec == Spec.GETREG):
-                                m.d.comb += [spec_rec.sw.eq(1),
-                                             spec_rec.sw_code.eq(ops.sdst),
-                                             spec_rec.sw_data.eq(
-                                                 (i3.mode >> hw_off) & hw_mask)]
-                            with m.Else():
-                                fld = (hw_mask << hw_off)[:10]
-                                setv = Mux(ops.setreg_imm, literal, sv[0][:32])
-                                m.d.comb += [spec_rec.mode_w.eq(1),
-                                             spec_rec.mode.eq(
-                                                 (i3.mode & ~fld) |
-                                                 ((setv << hw_off)[:10] & fld))]
-                        with m.Case(Spec.MOVRELS, Spec.MOVRELD):
-                            # s_movrels: S0's register + M0, read in stage 1; s_movreld:
-                            # the destination's; past s103, a trap (the golden model stops),
-                            # and an odd pair too (SI's 64-bit SGPR operands are aligned;
-                            # the file reads and writes aligned pairs)
-                            wide = ctl.dst_dw == 2
-                            index = Signal(33)
-                            m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7],
-                                                     ops.sdst[:7]) + m03)
-                            with m.If(index > Mux(wide, 102, 103)):
-                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.SGPR_RANGE)]
-                            with m.Elif(wide & index[0]):
-                                m.d.comb += [bad.eq(1), trap_cause.eq(TrapCause.ILLEGAL)]
-                            m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_wide.eq(wide),
-                                         spec_rec.sw_code.eq(Mux(ctl.spec == Spec.MOVRELD,
-                                                                 index[:8], ops.sdst)),
-                                         spec_rec.sw_data.eq(sv[0])]
-                    with m.If(bad):
-                        m.d.comb += [trap_now.eq(1), trap_slot.eq(s3),
-                                     trap_has_pc.eq(1),
-                                     trap_has_inst.eq(1)]
-                    with m.Else():
-                        m.d.comb += spec_q.w_en.eq(1)
-                if has_lds:
-                    with m.Case(XUnit.DS):
-                        with m.If(field(Format.DS, "gds", i3.inst)):
-                            m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                         trap_slot.eq(s3), trap_has_pc.eq(1),
-                                         trap_has_inst.eq(1)]
-                        with m.Else():
-                            m.d.comb += [lds_q.w_en.eq(1), lds_tags.w_en.eq(1)]
-                with m.Case(XUnit.BUF):
-                    unsupported = (((ctl.mem == MemKind.ATOMIC) & (not lsu.atomics)) |
-                                   field(Format.MUBUF, "lds", i3.inst) |
-                                   field(Format.MUBUF, "tfe", i3.inst))
-                    with m.If(unsupported):
-                        m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                     trap_slot.eq(s3), trap_has_pc.eq(1),
-                                     trap_has_inst.eq(1)]
-                    with m.Elif(ctl.mem == MemKind.NOP):      # cache invalidations
-                        m.d.comb += [*base_rec, spec_q.w_en.eq(1)]
-                    with m.Else():
-                        m.d.comb += [buf_q.w_en.eq(1), buf_tags.w_en.eq(1), buf_issued.eq(1)]
-                with m.Default():
-                    m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ILLEGAL),
-                                 trap_slot.eq(s3), trap_has_pc.eq(1),
-                                 trap_has_inst.eq(1)]
+                    m.d.sync += [sm.slot.eq(s3), sm.base.eq(sgprs.data[0]),
+                                 sm.off.eq(off & ~3), sm.n.eq(ctl.dwords),
+                                 sm.k.eq(0), sm.r.eq(0), sm.sdst.eq(ops.sdst),
+                                 sm.sbuf.eq(ctl.sbuf),
+                                 sm.records.eq(sgprs.data[1][:32]),
+                                 sm.stride0.eq(sgprs.data[0][48:62] == 0),
+                                 sm.issuing.eq(1),
+                                 sm.writing.eq(1)]
+        # a control operation's record (a v_nop's and a cache invalidation's: only the slot)
+        m.d.comb += base_rec
+        with m.If(ctl.unit == XUnit.SPEC):
+            taken = Signal()
+            vcc3 = sgprs.data[0]      # VCCZ/VCCNZ read VCC on port 0
+            with m.Switch(ctl.spec):
+                for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~scc3),
+                                   (Spec.CBR_SCC1, scc3),
+                                   (Spec.CBR_VCCZ, vcc3 == 0),
+                                   (Spec.CBR_VCCNZ, vcc3 != 0),
+                                   (Spec.CBR_EXECZ, exec3 == 0),
+                                   (Spec.CBR_EXECNZ, exec3 != 0)):
+                    with m.Case(spec):
+                        m.d.comb += taken.eq(cond)
+            with m.If(taken):
+                m.d.comb += [spec_rec.jump.eq(1), spec_rec.next_pc.eq(act3.target)]
+            hw_off = simm16[6:11]
+            hw_mask = Signal(32)
+            m.d.comb += hw_mask.eq((Const(1, 33) << (simm16[11:16] + 1)) - 1)
+            with m.Switch(ctl.spec):
+                with m.Case(Spec.ENDPGM):
+                    m.d.comb += spec_rec.end.eq(1)
+                with m.Case(Spec.WAITCNT):
+                    # vmcnt (SIMM16[3:0]); scalar loads are done when they retire
+                    m.d.comb += [spec_rec.hold.eq(1), spec_rec.hold_n.eq(simm16[0:4])]
+                with m.Case(Spec.BARRIER):
+                    m.d.comb += spec_rec.barrier.eq(1)
+                with m.Case(Spec.GETPC, Spec.SWAPPC):
+                    m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
+                                 spec_rec.sw_wide.eq(1), spec_rec.sw_data.eq(act3.pc_abs)]
+                    with m.If(ctl.spec == Spec.SWAPPC):
+                        m.d.comb += [spec_rec.jump.eq(1),
+                                     spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
+                with m.Case(Spec.SETPC):
+                    m.d.comb += [spec_rec.jump.eq(1),
+                                 spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
+                with m.Case(Spec.GETREG):
+                    m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
+                                 spec_rec.sw_data.eq((i3.mode >> hw_off) & hw_mask)]
+                with m.Case(Spec.SETREG):
+                    fld = (hw_mask << hw_off)[:10]
+                    setv = Mux(ops.setreg_imm, literal, sv[0][:32])
+                    m.d.comb += [spec_rec.mode_w.eq(1),
+                                 spec_rec.mode.eq((i3.mode & ~fld) |
+                                                  ((setv << hw_off)[:10] & fld))]
+                with m.Case(Spec.MOVRELS, Spec.MOVRELD):
+                    # s_movrels: S0's register + M0, read in stage 1; s_movreld: the
+                    # destination's (stage 2 checks the range)
+                    m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_wide.eq(ctl.dst_dw == 2),
+                                 spec_rec.sw_code.eq(Mux(ctl.spec == Spec.MOVRELD,
+                                                         act3.s_index, ops.sdst)),
+                                 spec_rec.sw_data.eq(sv[0])]
 
         def completions(name, tags, done, keep, derive=()):
             """A unit's completed instructions on their way to retirement: the queue (of the
@@ -1237,6 +1173,98 @@ class PipelinedComputeUnit(wiring.Component):
                                   sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d, w_pc, w_inst)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
+
+    @staticmethod
+    def _action(m, i2, *, pc, m0, dispatch, vgprs, has_lds, atomics):
+        """What stage 3 does with stage 2's instruction (:data:`_ACTION`), worked out in
+        stage 2 from its control word, its operand codes and the wave's PC and M0: a trap and
+        its cause, or the queue it goes to; the vector moves' registers with M0 added; a
+        branch's target; s_getpc's PC; s_movreld's register; the LDS limit."""
+        act = Signal(_ACTION)
+        ctl, ops = i2.ctl, i2.ops
+        simm16 = i2.inst[0:16]
+
+        def trap(cause):
+            return [act.trap.eq(1), act.cause.eq(cause)]
+        vspec = ctl.unit == XUnit.VSPEC
+        is_move = vspec & ctl.spec.as_value().matches(*_MOVES)
+        # v_movrels/v_movrelsd read VGPR S0 + M0, v_movreld/v_movrelsd write VDST + M0 (past
+        # the wave's VGPRs: a trap, where the golden model stops too)
+        rel_src = vspec & ((ctl.spec == Spec.V_MOVRELS) | (ctl.spec == Spec.V_MOVRELSD))
+        rel_dst = vspec & ((ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
+        v_src0, v_dst = Signal(33), Signal(33)
+        m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m0, 0)),
+                     v_dst.eq(ops.vdst + Mux(rel_dst, m0, 0))]
+        # s_movrels: S0's register + M0; s_movreld: the destination's; past s103, a trap (the
+        # golden model stops), and an odd pair too (SI's 64-bit SGPR operands are aligned; the
+        # file reads and writes aligned pairs)
+        index = Signal(33)
+        m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7], ops.sdst[:7]) + m0)
+        m.d.comb += [act.v_src0.eq(v_src0), act.v_dst.eq(v_dst), act.s_index.eq(index),
+                     act.target.eq(pc + 4 + (simm16.as_signed() << 2)),
+                     act.pc_abs.eq(pc + 4 + dispatch.code_address),
+                     act.lds_limit.eq(Mux(m0 < dispatch.lds_bytes, m0, dispatch.lds_bytes))]
+        with m.If(~ctl.legal):
+            m.d.comb += trap(TrapCause.ILLEGAL)
+        with m.Else(), m.Switch(ctl.unit):
+            with m.Case(XUnit.SALU):
+                m.d.comb += act.salu.eq(1)
+            with m.Case(XUnit.VALU, XUnit.VSPEC):
+                writes = ~ctl.vopc & (~vspec | is_move)
+                with m.If(((v_dst >= vgprs) & writes) | (rel_src & (v_src0 >= vgprs)) |
+                          (i2.path == _TO_NONE) & (ctl.spec != Spec.NOP)):
+                    m.d.comb += trap(TrapCause.ILLEGAL)
+                with m.Elif(i2.path == _TO_FAST):
+                    m.d.comb += act.fast.eq(1)
+                with m.Elif(i2.path == _TO_SLOW):
+                    m.d.comb += act.slow.eq(1)
+                with m.Else():          # v_nop, v_clrexcp
+                    m.d.comb += act.spec.eq(1)
+            with m.Case(XUnit.SMEM):
+                m.d.comb += act.smem.eq(1)
+            with m.Case(XUnit.SPEC):
+                wide = ctl.dst_dw == 2
+                with m.Switch(ctl.spec):
+                    with m.Case(Spec.TRAP):
+                        m.d.comb += trap(TrapCause.S_TRAP)
+                    with m.Case(Spec.HALT):
+                        with m.If(simm16[0]):
+                            m.d.comb += trap(TrapCause.HALT)
+                        with m.Else():
+                            m.d.comb += act.spec.eq(1)
+                    with m.Case(Spec.GETREG, Spec.SETREG):
+                        with m.If(simm16[0:6] != _HW_REG_MODE):
+                            m.d.comb += trap(TrapCause.ILLEGAL)
+                        with m.Else():
+                            m.d.comb += act.spec.eq(1)
+                    with m.Case(Spec.MOVRELS, Spec.MOVRELD):
+                        with m.If(index > Mux(wide, 102, 103)):
+                            m.d.comb += trap(TrapCause.SGPR_RANGE)
+                        with m.Elif(wide & index[0]):
+                            m.d.comb += trap(TrapCause.ILLEGAL)
+                        with m.Else():
+                            m.d.comb += act.spec.eq(1)
+                    with m.Default():
+                        m.d.comb += act.spec.eq(1)
+            if has_lds:
+                with m.Case(XUnit.DS):
+                    with m.If(field(Format.DS, "gds", i2.inst)):
+                        m.d.comb += trap(TrapCause.ILLEGAL)
+                    with m.Else():
+                        m.d.comb += act.lds.eq(1)
+            with m.Case(XUnit.BUF):
+                unsupported = (((ctl.mem == MemKind.ATOMIC) & (not atomics)) |
+                               field(Format.MUBUF, "lds", i2.inst) |
+                               field(Format.MUBUF, "tfe", i2.inst))
+                with m.If(unsupported):
+                    m.d.comb += trap(TrapCause.ILLEGAL)
+                with m.Elif(ctl.mem == MemKind.NOP):      # cache invalidations
+                    m.d.comb += act.spec.eq(1)
+                with m.Else():
+                    m.d.comb += act.buf.eq(1)
+            with m.Default():
+                m.d.comb += trap(TrapCause.ILLEGAL)
+        return act
 
     @staticmethod
     def _vgpr_reads(m, vgprs, units, *, clear):
