@@ -507,22 +507,30 @@ class PipelinedComputeUnit(wiring.Component):
         lds_credit = Signal(range(_LDS_QUEUE + 1), init=_LDS_QUEUE)
         lds_credit_back = Signal()
         i_ready = Signal(W)
-        # what holds each wave (for the stall counters): its unit's queue is full, it waits
-        # for its buffer loads
-        no_room, held_mem = Signal(W), Signal(W)
+        # Which waves could issue but for room in their unit is worked out a cycle ahead
+        # (``base_q``, from registers); the one picked in the cycle before is masked out (it is
+        # busy now), and room (the unit's credits, SMEM's busy flag) is checked now. What holds
+        # each wave is kept for the stall counters: its unit's queue is full (``no_room``), it
+        # waits for its buffer loads (``held_q``).
+        base_q, held_q = Signal(W), Signal(W)
+        no_room = Signal(W)
+        i0_valid, i0_sel = Signal(), Signal(W)
+        full = Signal(_KIND)
+        m.d.comb += [full.smem.eq(smem_busy), full.fast.eq(valu_credit == 0),
+                     full.slow.eq(slow_credit == 0), full.buf.eq(buf_credit == 0),
+                     full.lds.eq(lds_credit == 0)]
         for i in range(W):
-            k = b_kind[i]
-            room = ~((k.smem & smem_busy) | (k.fast & (valu_credit == 0)) |
-                     (k.slow & (slow_credit == 0)) | (k.buf & (buf_credit == 0)) |
-                     (k.lds & (lds_credit == 0)))
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
-            ending = k.end & (w_vmcnt[i] != 0)
+            ending = b_kind[i].end & (w_vmcnt[i] != 0)
             decoded = w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i]
-            m.d.comb += [i_ready[i].eq(decoded & room & ~held & ~ending),
-                         no_room[i].eq(decoded & ~room & ~held & ~ending),
-                         held_mem[i].eq(decoded & (held | ending))]
+            m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
+                         held_q[i].eq(decoded & (held | ending))]
+            room = (Value.cast(b_kind[i]) & Value.cast(full)) == 0
+            candidate = base_q[i] & ~(i0_valid & i0_sel[i])
+            m.d.comb += [i_ready[i].eq(candidate & room), no_room[i].eq(candidate & ~room)]
+        held_mem = held_q
         i_pick, i_ok, i_turn = rotating_pick(i_ready, "issue")
         i_take = Signal()
         m.d.comb += i_take.eq(i_ok & ~stopping & running)
@@ -531,7 +539,6 @@ class PipelinedComputeUnit(wiring.Component):
         issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [issue_valu.eq(i_take & taken.fast), issue_slow.eq(i_take & taken.slow),
                      issue_lds.eq(i_take & taken.lds), issue_buf.eq(i_take & taken.buf)]
-        i0_valid, i0_sel = Signal(), Signal(W)
         m.d.sync += i0_valid.eq(0)
         with m.If(i_take):
             m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), *i_turn]
@@ -1007,12 +1014,13 @@ class PipelinedComputeUnit(wiring.Component):
         retiring = Signal()
         m.d.comb += retiring.eq(pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
                                 pick_spec | pick_smem)
-        m.d.comb += r0.eq(Mux(pick_valu, valu_out,
-                               Mux(pick_salu, salu_out,
-                                   Mux(pick_buf, buf_out,
-                                       Mux(pick_slow, slow_out,
-                                           Mux(pick_lds, lds_out,
-                                               Mux(pick_spec, spec_out, smem_rec)))))))
+        # (the picks are one-hot: an AND-OR, not a chain of selects)
+        r0_any = Const(0, retire_layout.size)
+        for pick, out in ((pick_valu, valu_out), (pick_salu, salu_out), (pick_buf, buf_out),
+                          (pick_slow, slow_out), (pick_lds, lds_out), (pick_spec, spec_out),
+                          (pick_smem, smem_rec)):
+            r0_any = r0_any | Mux(pick, Value.cast(out), 0)
+        m.d.comb += r0.eq(r0_any)
         m.d.comb += [valu_dq.r_en.eq(pick_valu & retiring), salu_q.r_en.eq(pick_salu & retiring),
                      buf_dq.r_en.eq(pick_buf & retiring), slow_dq.r_en.eq(pick_slow & retiring),
                      spec_q.r_en.eq(pick_spec & retiring)]
@@ -1024,7 +1032,15 @@ class PipelinedComputeUnit(wiring.Component):
         # completes with one more wave there (computed from registers, beside R0's select)
         rec = Signal(retire_layout)
         grp = Signal(range(W))
-        m.d.sync += [r1_valid.eq(retiring), rec.eq(r0), grp.eq(w_grp[r0.slot])]
+        # where a scalar result goes, from its code (SGPR file, EXEC, M0), also worked out in R0
+        to_file, to_exec_lo, to_exec_hi, to_m0 = Signal(), Signal(), Signal(), Signal()
+        c0 = r0.sw_code
+        m.d.sync += [r1_valid.eq(retiring), rec.eq(r0), grp.eq(w_grp[r0.slot]),
+                     to_file.eq(r0.sw & ((c0 < cfg.sgprs) | (c0 == _VCC_LO) |
+                                         (c0 == _VCC_LO + 1))),
+                     to_exec_lo.eq(r0.sw & (c0 == _EXEC_LO)),
+                     to_exec_hi.eq(r0.sw & (c0 == _EXEC_LO + 1)),
+                     to_m0.eq(r0.sw & (c0 == _M0))]
         g_last = Signal(W)
         m.d.comb += g_last.eq(Cat(g_arrived[g] + 1 == g_live[g] for g in range(W)))
         retire_now = Signal()
@@ -1035,9 +1051,8 @@ class PipelinedComputeUnit(wiring.Component):
         next_pc = Signal(32)
         m.d.comb += next_pc.eq(Mux(rec.jump, rec.next_pc, w_next[rs]))
         sg_w = sgprs.write
-        in_file = (code < cfg.sgprs) | (code == _VCC_LO) | (code == _VCC_LO + 1)
         retire_sw = Signal()
-        m.d.comb += retire_sw.eq(retire_now & rec.sw & in_file)
+        m.d.comb += retire_sw.eq(retire_now & to_file)
         # the SGPR file's write port: retire, then SMEM answers, then the launcher
         with m.If(retire_sw):
             m.d.comb += [sg_w.valid.eq(1), sg_w.payload.slot.eq(rs), sg_w.payload.reg.eq(code),
@@ -1055,14 +1070,14 @@ class PipelinedComputeUnit(wiring.Component):
         mode_after = Signal(10)
         m.d.comb += [exec_after.eq(w_exec[rs]), m0_after.eq(w_m0[rs]), scc_after.eq(w_scc[rs]),
                      mode_after.eq(w_mode[rs])]
-        with m.If(rec.sw & (code == _EXEC_LO)):
+        with m.If(to_exec_lo):
             m.d.comb += exec_after.eq(Mux(rec.sw_wide, rec.sw_data,
                                           Cat(rec.sw_data[:32], w_exec[rs][32:])))
-        with m.If(rec.sw & (code == _EXEC_LO + 1)):
+        with m.If(to_exec_hi):
             m.d.comb += exec_after.eq(Cat(w_exec[rs][:32], rec.sw_data[:32]))
         with m.If(rec.exec_w):
             m.d.comb += exec_after.eq(rec.exec)
-        with m.If(rec.sw & (code == _M0)):
+        with m.If(to_m0):
             m.d.comb += m0_after.eq(rec.sw_data[:32])
         with m.If(rec.scc_w):
             m.d.comb += scc_after.eq(rec.scc)
@@ -1157,7 +1172,8 @@ class PipelinedComputeUnit(wiring.Component):
         # --- what the previous launch left in flight -------------------------------------
         with m.If(clear):
             m.d.sync += [f0_valid.eq(0), f1_valid.eq(0), d_valid.eq(0), e.valid.eq(0),
-                         i0_valid.eq(0), r1_valid.eq(0), t_pending.eq(0),
+                         i0_valid.eq(0), r1_valid.eq(0), t_pending.eq(0), base_q.eq(0),
+                         held_q.eq(0),
                          i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
                          slow_credit.eq(_SLOW_QUEUE), lds_credit.eq(_LDS_QUEUE),
