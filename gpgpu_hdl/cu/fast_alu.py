@@ -60,6 +60,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from .copy_register import CopyRegister
 from .dsp import Mul18, check_style
 from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH, extend_operand
 from .shifter import ShiftOp
@@ -252,12 +253,15 @@ class FastLaneAlu(wiring.Component):
     ----------
     dsp : str
         How the multipliers are built: ``"generic"`` (simulation, any target) or ``"ecp5"``
-        (``MULT18X18D`` with its own registers), see :mod:`~gpgpu_hdl.cu.dsp`.
+        (``MULT18X18D`` with its own registers), see :mod:`~gpgpu_hdl.cu.dsp`; also the style
+        of the stage-0 registers of the inputs every lane shares (the control word, ``half``,
+        the bitwise unit's truth table), :class:`~.copy_register.CopyRegister` registers, so
+        each lane keeps its own copies through synthesis (Yosys merges identical registers,
+        and the lanes' control registers would be one or two copies driving every lane).
     copy : int
-        The power-on value of the lane's control registers, which have no reset: lanes built
-        with different values keep their own copies of the control word through synthesis
-        (Yosys merges identical registers, and the lanes' control registers would be one copy
-        driving every lane). Results do not depend on it.
+        The power-on value of the lane's control registers, which have no reset (what keeps
+        the generic style's copies apart, in the bits where lanes' values differ). Results do
+        not depend on it.
 
     Members
     -------
@@ -314,22 +318,34 @@ class FastLaneAlu(wiring.Component):
             return data.View(FastControl, raw)
 
         def stage(n: int, name: str, value, shape=None):
-            """A register of stage ``n`` loaded with ``value`` every cycle."""
-            reg = Signal(shape if shape is not None else len(value), name=f"s{n}_{name}")
+            """A register of stage ``n`` loaded with ``value`` every cycle (no reset: the
+            lane's data mean nothing until an operation reaches them)."""
+            reg = Signal(shape if shape is not None else len(value), name=f"s{n}_{name}",
+                         reset_less=True)
             m.d.sync += reg.eq(value)
             return reg
 
+        def copy_stage(name: str, value):
+            """Stage 0's copy of ``value``, an input every lane shares: a
+            :class:`~.copy_register.CopyRegister`, so that it stays the lane's own (the later
+            stages' registers load from it, so they differ between lanes too)."""
+            m.submodules[f"s0_{name}"] = reg = CopyRegister(len(value), style=self._dsp,
+                                                            init=self._copy)
+            m.d.comb += reg.d.eq(value)
+            return reg.q
+
         # --- stage 0: the inputs, with the lane's own copy of the control --------------------
-        ctl = control_stage(0, self.control)
+        ctl = data.View(FastControl, copy_stage("control", self.control.as_value()))
         a = stage(0, "src0", self.src0)
         b = stage(0, "src1", self.src1)
         c = stage(0, "src2", self.src2)
         cin = stage(0, "cin", self.cin)
-        half = stage(0, "half", self.half)
+        half = copy_stage("half", self.half)
         # the bitwise unit's truth table: v_cndmask_b32's is S1 or S0 by the lane's select bit
+        # (two of its bits are the same either way: they depend on the control word alone)
         pick = [_truth(lambda a, b: a), _truth(lambda a, b: b)]
-        truth = stage(0, "truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
-                                      self.control.truth))
+        truth = copy_stage("truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
+                                        self.control.truth))
         # the first operation of a pair leaves what the second needs in registers that hold
         # through bubbles (which are no-ops: a control word of 0)
         first = (ctl.cmp_wide | ctl.shift64) & ~half
@@ -342,8 +358,9 @@ class FastLaneAlu(wiring.Component):
         # operands' top bits (stage 2). A 64-bit compare subtracts the high words with the
         # low words' carry.
         y = Mux(ctl.add_invert, ~b, b)
-        p_carry = Signal(name="p_carry")            # the low words' carry out and equality
-        p_eq = Signal(name="p_eq")
+        # the low words' carry out and equality
+        p_carry = Signal(name="p_carry", reset_less=True)
+        p_eq = Signal(name="p_eq", reset_less=True)
         ci = Mux(second, p_carry, Mux(ctl.add_cin[1], cin ^ ctl.add_cin[0], ctl.add_cin[0]))
         total = Signal(33, name="total")
         m.d.comb += total.eq(a + y + ci)
@@ -383,7 +400,7 @@ class FastLaneAlu(wiring.Component):
         # what the shift and bit-field extract need after the multiply (decoded in stage 3):
         # the sign fill's width in this result word, and the fill bit (a 64-bit right shift's
         # sign is in the high word, its first operation's value)
-        p_sign = Signal(name="p_sign")
+        p_sign = Signal(name="p_sign", reset_less=True)
         with m.If(first):
             m.d.sync += p_sign.eq(a[31])
         fill_width = Mux(ctl.shift64 & (half ^ ge32), Mux(half, 0, 32), shift_amount)
@@ -462,7 +479,7 @@ class FastLaneAlu(wiring.Component):
         word = Mux(s5.mul_high, s5_product[32:], low)
         # the shifted word: a 64-bit shift's second operation adds (ORs: the bits are apart)
         # the word its first one carried out
-        s6_carry = Signal(32, name="s6_carry")
+        s6_carry = Signal(32, name="s6_carry", reset_less=True)
         shift_word = (Mux(carried["zero"], 0, low) | Mux(carried["join"], s6_carry, 0))
         with m.If(carried["keep_word"]):
             m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
@@ -477,9 +494,9 @@ class FastLaneAlu(wiring.Component):
 
         # --- stage 7: the bit-field mask and the result select ---------------------------------
         bfe = (s6_shift & s6_keep) | (~s6_keep & (s6_top & s6.shift_arith).replicate(32))
-        m.d.sync += [
-            self.result.eq(Mux(s6.use_early, s6_early, 0) | Mux(s6.use_mul, s6_mul, 0)
-                           | Mux(s6.use_shift, s6_shift, 0) | Mux(s6.use_bfe, bfe, 0)),
-            self.flag.eq(s6_flag),
-        ]
+        s7_result = stage(7, "result",
+                          Mux(s6.use_early, s6_early, 0) | Mux(s6.use_mul, s6_mul, 0)
+                          | Mux(s6.use_shift, s6_shift, 0) | Mux(s6.use_bfe, bfe, 0))
+        s7_flag = stage(7, "flag", s6_flag)
+        m.d.comb += [self.result.eq(s7_result), self.flag.eq(s7_flag)]
         return m

@@ -137,7 +137,7 @@ class VectorUnit(wiring.Component):
         tag = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
             "dst": range(self._vgprs), "dst1": range(self._vgprs), "dst_write": 1,
-            "dst_wide": 1, "half": 1, "vgpr": SOURCES, "values": data.ArrayLayout(32, SOURCES),
+            "dst_wide": 1, "half": 1, "values": data.ArrayLayout(32, SOURCES),
             "exec": lanes, "cin": lanes})
 
         # --- pass sequencer: an operation per pass, two (half 0 and 1) for an instruction with
@@ -145,7 +145,8 @@ class VectorUnit(wiring.Component):
         ins = self.issue.payload
         source = self._source
         busy_seq = Signal()                     # an instruction is being sequenced
-        cur = Signal(self.issue_layout, name="seq_instr")
+        # the instruction's registers have no reset: busy_seq says when they hold one
+        cur = Signal(self.issue_layout, name="seq_instr", reset_less=True)
         pass_ = Signal(range(passes), name="seq_pass")
         half = Signal(name="seq_half")
         pair = Signal(name="seq_pair")          # two operations per pass
@@ -167,8 +168,10 @@ class VectorUnit(wiring.Component):
             requests.r_en.eq(self.read.ready),
         ]
         # the second register of each 64-bit source, added as the instruction is taken
-        hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}") for k in range(2)]
-        dst1 = Signal(range(self._vgprs), name="seq_dst1")      # a 64-bit result's high half
+        hi_reg = [Signal(range(self._vgprs), name=f"seq_hi{k}", reset_less=True)
+                  for k in range(2)]
+        dst1 = Signal(range(self._vgprs), name="seq_dst1",      # a 64-bit result's high half
+                      reset_less=True)
         # S0 and S1 exchanged for the lanes when the control word says so
         srcs = [data.View(source, Mux(ins.control.swap, ins.srcs[1 - k], ins.srcs[k]))
                 for k in range(2)]
@@ -199,8 +202,9 @@ class VectorUnit(wiring.Component):
             high = wide[k] & word if k < 2 else 0
             m.d.comb += [req.regs[k].reg.eq(Mux(high, hi_reg[k], s.reg) if k < 2 else s.reg),
                          req.regs[k].valid.eq(s.vgpr),
-                         out_tag.vgpr[k].eq(s.vgpr),
-                         out_tag.values[k].eq(Mux(high, s.value[32:], s.value[:32]))]
+                         # 0 for a VGPR source, whose operand is 0 from the file otherwise
+                         out_tag.values[k].eq(Mux(high, s.value[32:], s.value[:32])
+                                              & ~s.vgpr.replicate(32))]
         m.d.comb += [
             out_tag.slot.eq(cur.slot), out_tag.pass_.eq(pass_), out_tag.last.eq(last),
             out_tag.control.eq(cur.control), out_tag.dst.eq(cur.dst), out_tag.dst1.eq(dst1),
@@ -215,7 +219,7 @@ class VectorUnit(wiring.Component):
         # into the lanes' input registers (their stage 0); a bubble is a no-op (control 0)
         got = self.operands.payload
         o_valid = Signal(name="o_valid")        # an operation in the lanes' stage 0
-        o_tag = Signal(tag, name="o_tag")
+        o_tag = Signal(tag, name="o_tag", reset_less=True)      # o_valid says when it holds one
         ptag = Signal(tag)
         m.d.comb += [ptag.eq(tags.r_data), tags.r_en.eq(self.operands.valid)]
         m.d.sync += [o_valid.eq(self.operands.valid), o_tag.eq(ptag)]
@@ -227,8 +231,11 @@ class VectorUnit(wiring.Component):
             alu = FastLaneAlu(dsp=self._dsp, copy=lane)
             m.submodules[f"lane{lane}"] = alu
             alus.append(alu)
+            # the VGPR file's operand is 0 for a source not read, the scalar operand 0 for a
+            # VGPR source: no select, which would be a control bit with a load in every bit
+            # of every lane
             for k, port in enumerate((alu.src0, alu.src1, alu.src2)):
-                m.d.comb += port.eq(Mux(ptag.vgpr[k], got.data[k][lane], ptag.values[k]))
+                m.d.comb += port.eq(got.data[k][lane] | ptag.values[k])
             m.d.comb += [alu.cin.eq(ptag.cin[lane]), alu.control.eq(control),
                          alu.half.eq(ptag.half)]
         m.d.comb += self.busy.eq(o_valid)
@@ -237,7 +244,7 @@ class VectorUnit(wiring.Component):
         w_valid, w_tag = o_valid, o_tag
         for n in range(LATENCY - 1):
             v = Signal(name=f"x{n + 1}_valid")
-            t = Signal(tag, name=f"x{n + 1}_tag")
+            t = Signal(tag, name=f"x{n + 1}_tag", reset_less=True)
             m.d.sync += [v.eq(w_valid), t.eq(w_tag)]
             w_valid, w_tag = v, t
         # a 64-bit result's words: the first operation's is word ``shift_right``
@@ -252,7 +259,7 @@ class VectorUnit(wiring.Component):
 
         flags = Signal(lanes, name="w_flags")
         m.d.comb += flags.eq(Cat(alu.flag for alu in alus) & w_tag.exec)
-        mask = Signal(64, name="w_mask")                   # the flags of the earlier passes
+        mask = Signal(64, name="w_mask", reset_less=True)  # the flags of the earlier passes
         with m.If(w_valid):
             m.d.sync += mask.word_select(w_tag.pass_, lanes).eq(flags)
         full = Signal(64, name="w_full")

@@ -33,6 +33,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .bram import RegisteredRam
+from .copy_register import CopyRegister
 from .dsp import check_style
 
 __all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
@@ -82,10 +83,9 @@ class VgprFile(wiring.Component):
         this cycle: a request with no two registers in one bank has one turn, in the cycle
         after it is taken, one with conflicts as many as its busiest bank has registers.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
-        The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; anything
-        for an invalid source, which is not read), four cycles after its last turn (five
-        after it is taken when it has no conflict), from registers. The consumer takes it at
-        once.
+        The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for
+        a source not named, ``valid`` 0), four cycles after its last turn (five after it is
+        taken when it has no conflict), from registers. The consumer takes it at once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
         ``mask`` is set; read by the requests taken from this cycle on. (A 64-bit result is
@@ -192,15 +192,18 @@ class VgprFile(wiring.Component):
             last_turn = _max(first[i], turn[i], last_turn)
 
         s_valid = Signal()
-        s_slot = Signal.like(req.slot, name="s_slot")
-        s_pass = Signal.like(req.pass_, name="s_pass")
-        s_last = Signal(range(n), name="s_last")
-        s_row = [Signal(range(self.rows), name=f"s_row{i}") for i in range(n)]
-        s_reads = [Signal(BANKS, name=f"s_reads{i}") for i in range(n)]   # bank, if read here
-        s_turn = [Signal(range(n), name=f"s_turn{i}") for i in range(n)]
-        s_loads = [Signal(name=f"s_loads{i}") for i in range(n)]
-        s_load_turn = [Signal(range(n), name=f"s_load_turn{i}") for i in range(n)]
-        s_bank = [Signal(range(BANKS), name=f"s_bank{i}") for i in range(n)]
+        # the plan's registers have no reset: s_valid says when they hold a request
+        s_slot = Signal.like(req.slot, name="s_slot", reset_less=True)
+        s_pass = Signal.like(req.pass_, name="s_pass", reset_less=True)
+        s_last = Signal(range(n), name="s_last", reset_less=True)
+        s_row = [Signal(range(self.rows), name=f"s_row{i}", reset_less=True) for i in range(n)]
+        s_reads = [Signal(BANKS, name=f"s_reads{i}", reset_less=True)     # bank, if read here
+                   for i in range(n)]
+        s_turn = [Signal(range(n), name=f"s_turn{i}", reset_less=True) for i in range(n)]
+        s_loads = [Signal(name=f"s_loads{i}", reset_less=True) for i in range(n)]
+        s_load_turn = [Signal(range(n), name=f"s_load_turn{i}", reset_less=True)
+                       for i in range(n)]
+        s_bank = [Signal(range(BANKS), name=f"s_bank{i}", reset_less=True) for i in range(n)]
         k = Signal(range(n))                        # the turn being read
         # s_done: the request does its last read in this cycle (s_valid and k == s_last),
         # kept in a register so that ``ready`` comes straight from registers
@@ -234,7 +237,7 @@ class VgprFile(wiring.Component):
             row = 0
             for i in range(n):
                 row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
-            a_row = Signal(range(self.rows), name=f"a_row{b}")
+            a_row = Signal(range(self.rows), name=f"a_row{b}", reset_less=True)
             m.d.sync += a_row.eq(row)
             m.d.comb += banks[b].read_addr.eq(a_row)
 
@@ -243,25 +246,29 @@ class VgprFile(wiring.Component):
         # come 5.8 ns after the clock without it, and Yosys' inference does not use it);
         # stage 5, collect: each source's register loads its bank's data, per lane, with the
         # lane's own copy of the control --------------------------------------------------------
-        def delayed(value, name, cycles):
+        def delayed(value, name, cycles, reset_less=True):
             for c in range(cycles):
-                reg = Signal.like(value, name=f"{name}_d{c + 1}")
+                reg = Signal.like(value, name=f"{name}_d{c + 1}", reset_less=reset_less)
                 m.d.sync += reg.eq(value)
                 value = reg
             return value
 
         load = delayed(Cat(s_valid & s_loads[i] & (s_load_turn[i] == k) for i in range(n)),
                        "load", 2)
+        # a source not named: its operand register is cleared with the request's last turn
+        clear = delayed(Cat(s_valid & s_done & ~s_loads[i] for i in range(n)), "clear", 2)
         bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 2)
         for lane in range(self._lanes):
-            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane)
-            m.d.comb += [collect.load.eq(load), collect.bank.eq(bank)]
+            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane,
+                                                                    style=self._ram)
+            m.d.comb += [collect.load.eq(load), collect.clear.eq(clear),
+                         collect.bank.eq(bank)]
             for b in range(BANKS):
                 m.d.comb += collect.bank_data[b].eq(
                     banks[b].read_data[32 * lane:32 * (lane + 1)])
             for i in range(n):
                 m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
-        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3)),
+        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3, reset_less=False)),
                      self.operands.payload.slot.eq(delayed(s_slot, "slot", 3)),
                      self.operands.payload.pass_.eq(delayed(s_pass, "pass", 3))]
         return m
@@ -275,10 +282,11 @@ class _LaneCollect(wiring.Component):
     A copy of the control per lane keeps each control bit's load to one lane's registers
     (with one copy for all, a bit drives every lane's across the chip: 512 enables at 16
     lanes, 10.5 ns of routing). Yosys merges identical registers, and has no attribute that
-    keeps them apart once the design is flattened; registers with different power-on values
-    are not identical, so each copy powers on with its own value (``copy``) and has no reset:
-    a copy may load an operand register in the first cycle after configuration, whose
-    contents mean nothing then anyway.
+    keeps them apart once the design is flattened, so the copy is a
+    :class:`~.copy_register.CopyRegister` of the file's ``ram`` style (``"ecp5"``: flip-flop
+    instances, which Yosys does not merge; generic: a reset-less register that powers on with
+    ``copy``): a copy may load an operand register in the first cycle after configuration,
+    whose contents mean nothing then anyway.
 
     Members
     -------
@@ -286,18 +294,23 @@ class _LaneCollect(wiring.Component):
         The lane's word of each bank register.
     load : In(sources)
         Per source: load its operand from ``bank`` in the next cycle.
+    clear : In(sources)
+        Per source: set its operand to 0 in the next cycle (a source not named; never with
+        ``load``).
     bank : In(ArrayLayout(2, sources))
         Per source, its bank.
     operands : Out(ArrayLayout(32, sources))
         The operand registers.
     """
 
-    def __init__(self, sources: int, *, copy: int = 0):
+    def __init__(self, sources: int, *, copy: int = 0, style: str = "generic"):
         self._sources = sources
         self._copy = copy
+        self._style = style
         super().__init__({
             "bank_data": In(data.ArrayLayout(32, BANKS)),
             "load": In(sources),
+            "clear": In(sources),
             "bank": In(data.ArrayLayout(range(BANKS), sources)),
             "operands": Out(data.ArrayLayout(32, sources)),
         })
@@ -305,16 +318,23 @@ class _LaneCollect(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._sources
-        width = n + len(self.bank.as_value())
-        control = Signal(width, name="control_copy", init=self._copy % (1 << width),
-                         reset_less=True)
-        load = control[:n]
-        bank = data.View(data.ArrayLayout(range(BANKS), n), control[n:])
-        m.d.sync += control.eq(Cat(self.load, self.bank))
+        width = 2 * n + len(self.bank.as_value())
+        m.submodules.control_copy = copy = CopyRegister(width, style=self._style,
+                                                       init=self._copy)
+        m.d.comb += copy.d.eq(Cat(self.load, self.clear, self.bank))
+        load = copy.q[:n]
+        clear = copy.q[n:2 * n]
+        bank = data.View(data.ArrayLayout(range(BANKS), n), copy.q[2 * n:])
         for i in range(n):
-            # a binary-selected 4:1 multiplexer, into a register with an enable
-            with m.If(load[i]):
-                m.d.sync += self.operands[i].eq(self.bank_data[bank[i]])
+            # a binary-selected 4:1 multiplexer, into a register with an enable and a
+            # synchronous clear (the flip-flops' own: ECP5's LSR over CE); no reset, as an
+            # operand means nothing until a request loads or clears it
+            operand = Signal(32, name=f"operand{i}", reset_less=True)
+            with m.If(clear[i]):
+                m.d.sync += operand.eq(0)
+            with m.Elif(load[i]):
+                m.d.sync += operand.eq(self.bank_data[bank[i]])
+            m.d.comb += self.operands[i].eq(operand)
         return m
 
 

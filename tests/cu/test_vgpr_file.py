@@ -80,9 +80,9 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
             out = ctx.get(dut.operands.payload)
             assert (out.slot, out.pass_) == (slot, p)
             for i, r in enumerate(regs):
-                if r is not None:                   # a source not named is anything
-                    want = model[slot][r][p * lanes:(p + 1) * lanes]
-                    assert list(out.data[i]) == want, (step, i, r)
+                # a source not named reads 0
+                want = [0] * lanes if r is None else model[slot][r][p * lanes:(p + 1) * lanes]
+                assert list(out.data[i]) == want, (step, i, r)
             await ctx.tick()
             assert not ctx.get(dut.operands.valid)
 
