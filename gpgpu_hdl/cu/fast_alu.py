@@ -30,9 +30,10 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
              adder's carries, the add or bitwise result
     stage 3  the partial products (the DSP blocks' output registers), min/max, the flag, the
              shift's sign-fill and the bit-field masks; the add/logic/minmax result is final
-    stage 4  the sum of the two middle partial products
-    stage 5  the product: a carry-save row of the three partial sums (and the addend of
-             ``v_mad_*_24``) and one carry chain
+    stage 4  the sum of the two middle partial products; the low partial product's low
+             word plus the addend of ``v_mad_*_24``
+    stage 5  the product: one carry chain, the middle sum added to the low and high partial
+             products side by side
     stage 6  the product word (low/high; a 64-bit shift's second word adds the first's
              carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
              bit-field extract
@@ -228,7 +229,7 @@ def _reverse(value):
 
 def _csa(x, y, z, width: int):
     """Carry-save addition: (sum, carry) with ``x + y + z == sum + carry`` modulo
-    ``2**width``, one LUT level."""
+    ``2**width``, one LUT level (the scalar ALU's multiplier uses it)."""
     return (x ^ y ^ z)[:width], Cat(Const(0, 1), ((x & y) | (x & z) | (y & z))[:width - 1])
 
 
@@ -375,7 +376,7 @@ class FastLaneAlu(wiring.Component):
         s1_logic = stage(1, "logic", logic)
         s1_a = stage(1, "a", a)
         s1_b = stage(1, "b", b)
-        # the addend of v_mad_*_24, carried to stage 5
+        # the addend of v_mad_*_24, carried to stage 4
         s1_addend = stage(1, "addend", Mux(ctl.mad, c, 0), 32)
 
         # multiplier operands: the 33-bit extended multiply operands, or the shift's value
@@ -451,26 +452,30 @@ class FastLaneAlu(wiring.Component):
         carried["top_sel"] = stage(3, "top_sel",                    # v_bfe: the field's top
                                    Cat(width == i + 1 for i in range(32)))
 
-        # --- stage 4 -------------------------------------------------------------------------
+        # --- stage 4: the middle partial products' sum; the low one's low word + the addend -
+        # The low partial product (two 17-bit unsigned operands) is under 2**34, so it and the
+        # high one shifted by 34 are side by side in the product: only the middle sum is added
+        # to them. v_mad_*_24's result is the low word of the product + S2, so the addend is
+        # added to the low word alone (its carry out is dropped: no instruction with an addend
+        # uses the high word).
         s4 = control_stage(4, s3)
         s4_mid = stage(4, "mid", pp["lh"] + pp["hl"], signed(2 * DSP_WIDTH + 1))
-        s4_ll = stage(4, "pp_ll", pp["ll"], signed(2 * DSP_WIDTH))
-        s4_hh = stage(4, "pp_hh", pp["hh"], signed(2 * DSP_WIDTH))
+        s4_ll = stage(4, "pp_ll", pp["ll"][:32] + carried.pop("addend"), 32)
+        s4_ll_hi = stage(4, "pp_ll_hi", pp["ll"][32:2 * lo_bits])
+        s4_hh = stage(4, "pp_hh", pp["hh"][:64 - 2 * lo_bits])
         # the field's top bit is a copy of the sign when it reaches into the fill
         top_fill = (carried["top_sel"] & carried["sign_mask"]).any()
         carried = {name: stage(4, name, value) for name, value in carried.items()}
         carried["top_fill"] = stage(4, "top_fill", top_fill)
 
-        # --- stage 5: the product (+ the addend), 64 bits --------------------------------------
+        # --- stage 5: the product (+ the addend), 64 bits: one carry chain from bit 17 ---------
         s5 = control_stage(5, s4)
         w = 64
-        t_ll = Signal(w, name="t_ll")
-        t_mid = Signal(w, name="t_mid")
-        t_hh = Signal(w, name="t_hh")
-        m.d.comb += [t_ll.eq(s4_ll), t_mid.eq(s4_mid << lo_bits), t_hh.eq(s4_hh << 2 * lo_bits)]
-        s_a, c_a = _csa(t_ll, t_mid, t_hh, w)
-        s_b, c_b = _csa(s_a, c_a, carried["addend"], w)
-        s5_product = stage(5, "product", s_b + c_b, w)
+        t_sides = Signal(w, name="t_sides")         # the low and high partial products
+        t_mid = Signal(w - lo_bits, name="t_mid")   # the middle sum from bit 17, sign-extended
+        m.d.comb += [t_sides.eq(Cat(s4_ll, s4_ll_hi, s4_hh)), t_mid.eq(s4_mid)]
+        s5_product = stage(5, "product",
+                           Cat(t_sides[:lo_bits], t_sides[lo_bits:] + t_mid), w)
         carried = {name: stage(5, name, value) for name, value in carried.items()}
 
         # --- stage 6: the product word, the shift's reversal and sign fill, bfe's top bit ----
