@@ -965,25 +965,32 @@ class PipelinedComputeUnit(wiring.Component):
         sm_far = Signal()
         m.d.comb += [sm_addr.eq(sm.base[:32] + sm_boff),
                      sm_far.eq((sm.base[32:48] + sm_addr[32])[:16] != 0)]
-        with m.If(sm.issuing & ~loading):
-            with m.If(sm.k == sm.n):
-                m.d.sync += sm.issuing.eq(0)
-            with m.Elif(~sm_in_range):
-                m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(1)]
-                m.d.sync += sm.k.eq(sm.k + 1)
-            with m.Elif(sm_far):
-                with m.If(~stopping):
-                    m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
-                                 trap_slot.eq(sm.slot),
-                                 trap_has_pc.eq(1),
-                                 trap_has_inst.eq(1)]
-                m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0)]
-            with m.Else():
-                m.d.comb += [sm_req.valid.eq(1), sm_req.payload.addr.eq(sm_addr[:32] & ~3),
+        # the next dword's request, worked out a cycle before it goes out (``sm_q``): its
+        # address, past the buffer's records (it reads 0, no request), past 4 GiB (a trap)
+        sm_q = Signal(data.StructLayout({"valid": 1, "zero": 1, "far": 1, "addr": 32}))
+        sm_q_out = Signal()                 # it leaves this cycle
+        with m.If(sm_q.valid & ~loading):
+            with m.If(sm_q.zero):
+                m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(1), sm_q_out.eq(1)]
+            with m.Elif(~sm_q.far):
+                m.d.comb += [sm_req.valid.eq(1), sm_req.payload.addr.eq(sm_q.addr),
                              sm_req.payload.mask.eq(0xF)]
                 with m.If(sm_req.ready):
-                    m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(0)]
-                    m.d.sync += sm.k.eq(sm.k + 1)
+                    m.d.comb += [sm_tags.w_en.eq(1), sm_tags.w_data.eq(0), sm_q_out.eq(1)]
+        with m.If(sm.issuing & ~loading & (~sm_q.valid | sm_q_out)):
+            with m.If(sm.k == sm.n):
+                m.d.sync += [sm.issuing.eq(0), sm_q.valid.eq(0)]
+            with m.Else():
+                m.d.sync += [sm_q.valid.eq(1), sm_q.zero.eq(~sm_in_range), sm_q.far.eq(sm_far),
+                             sm_q.addr.eq(sm_addr[:32] & ~3), sm.k.eq(sm.k + 1)]
+        with m.Elif(sm_q_out):
+            m.d.sync += sm_q.valid.eq(0)
+        with m.If(sm_q.valid & sm_q.far & ~loading):
+            with m.If(~stopping):
+                m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
+                             trap_slot.eq(sm.slot), trap_has_pc.eq(1), trap_has_inst.eq(1)]
+            m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0),
+                         sm_q.valid.eq(0)]
         sm_rsp_valid = self._memory_port(m, req, rsp, loading, sm_req, lsu, clear)
         m.d.comb += [sm_answers.w_en.eq(sm_rsp_valid), sm_answers.w_data.eq(rsp.payload.data)]
         sm_value = Signal(32)
@@ -1177,7 +1184,8 @@ class PipelinedComputeUnit(wiring.Component):
                          i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
                          slow_credit.eq(_SLOW_QUEUE), lds_credit.eq(_LDS_QUEUE),
-                         sm.issuing.eq(0), sm.writing.eq(0), salu_valid.eq(0),
+                         sm.issuing.eq(0), sm.writing.eq(0), sm_q.valid.eq(0),
+                         salu_valid.eq(0),
                          salu_in.valid.eq(0)]
 
         # --- the commit trace (simulation) --------------------------------------------------
