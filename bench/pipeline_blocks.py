@@ -6,8 +6,8 @@ of context) inside :class:`~gpgpu_hdl.synth.Registered`, so Fmax is that of the 
 register-to-register paths.
 
     python bench/pipeline_blocks.py [--only NAME ...] [--seed N ...] [--freq MHZ]
-                                    [--router router1|router2] [--timeout SECONDS]
-                                    [--no-pnr]
+                                    [--router router1|router2] [--placer heap|static|sa]
+                                    [--timeout SECONDS] [--no-pnr]
 
 ``--no-pnr`` stops after Yosys (area only, no Fmax). Results are cached under
 ``build/synth`` like every synthesis of the project.
@@ -70,8 +70,9 @@ DESIGNS = {
               "output registers"),
     "slow": (lambda: SlowVectorUnit(
                 lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
-                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops),
-             "slow vector unit, one lane, the full profile's integer ops, no FP32 lane"),
+                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops, dsp="ecp5"),
+             "slow vector unit, one pipelined lane (MULT18X18D registers), the full profile's "
+             "integer ops, no FP32 lane"),
 }
 
 
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--router", choices=("router1", "router2"), default="router2",
                     help="nextpnr's router (router2 diverges on the vector slices; router1 "
                          "routes them)")
+    ap.add_argument("--placer", choices=("heap", "static", "sa"), default=None,
+                    help="nextpnr's placer (default: nextpnr's, heap); static spreads the "
+                         "design over the chip, which the 16-lane slice needs to route")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per tool run")
     ap.add_argument("--no-pnr", action="store_true",
                     help="Yosys only: area without nextpnr's Fmax")
@@ -102,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 area = synthesize(text, top, "ecp5", cache_dir=cache, timeout=args.timeout)
                 timing = None if args.no_pnr else place_and_route(
                     area, frequency_mhz=args.freq, seed=seed, router=args.router,
-                    cache_dir=cache, timeout=args.timeout)
+                    placer=args.placer, cache_dir=cache, timeout=args.timeout)
             except GpgpuError as exc:
                 print(f"{name:9} failed: {str(exc).splitlines()[0]}", flush=True)
                 return 1

@@ -2,7 +2,7 @@
 
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
                              [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
-                             [--timeout SECONDS]
+                             [--placer heap|static|sa] [--timeout SECONDS]
 
 Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
 ``--config``; ``pipeline=true`` the pipelined unit, with the ECP5 multiplier and block RAM
@@ -126,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="clock constraint for nextpnr in MHz (default 50)")
     parser.add_argument("--seed", type=int, default=1, help="nextpnr placer seed (default 1)")
     parser.add_argument("--router", choices=("router1", "router2"), default="router2")
+    parser.add_argument("--placer", choices=("heap", "static", "sa"), default=None,
+                        help="nextpnr's placer (default: nextpnr's, heap); static spreads the "
+                             "design over the chip, which the 16-lane vector slice needs to "
+                             "route")
     parser.add_argument("--package", default="CABGA381")
     parser.add_argument("--speed", type=int, default=6, choices=(6, 7, 8))
     parser.add_argument("--timeout", type=float, default=None,
@@ -194,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                     timing = place_and_route(area, device=config.device, package=args.package,
                                              speed=args.speed, frequency_mhz=args.freq,
                                              seed=args.seed, router=args.router,
-                                             cache_dir=args.cache_dir,
+                                             placer=args.placer, cache_dir=args.cache_dir,
                                              progress=progress, timeout=args.timeout)
                 except SynthError as exc:      # e.g. does not fit: still show the other target
                     lines = str(exc).splitlines()

@@ -631,7 +631,7 @@ def place_and_route(area: AreaReport, *, device: str = "LFE5U-85F", package: str
                     seed: int = 1, router: str = "router2", out_of_context: bool = True,
                     cache_dir: Path | str = Path("build/synth"),
                     progress: Progress | None = None,
-                    timeout: float | None = None) -> PnrReport:
+                    timeout: float | None = None, placer: str | None = None) -> PnrReport:
     """Place and route an ECP5 netlist from :func:`synthesize` with nextpnr-ecp5.
 
     Parameters
@@ -659,6 +659,12 @@ def place_and_route(area: AreaReport, *, device: str = "LFE5U-85F", package: str
         compute unit has far more port bits than the package has pins) and the clock is routed
         on general routing instead of a global network. Pass False for a design whose ports
         are real pins.
+    placer : str or None
+        nextpnr's placer: ``"heap"`` (its default, used when None), ``"static"`` (the
+        electrostatic placer, which spreads a design over the chip instead of packing it into
+        a corner: the 16-lane vector slice's routing converges with it and not with HeAP,
+        docs/pipeline.md) or ``"sa"``. None passes no option (the cache keys of the runs
+        before this parameter).
     cache_dir, progress, timeout
         As for :func:`synthesize` (``progress`` stages are like ``"nextpnr: place"``).
 
@@ -675,6 +681,8 @@ def place_and_route(area: AreaReport, *, device: str = "LFE5U-85F", package: str
         raise SynthError(f"speed must be one of 6, 7, 8, not {speed!r}")
     if router not in ("router1", "router2"):
         raise SynthError(f"router must be one of router1, router2, not {router!r}")
+    if placer not in (None, "heap", "static", "sa"):
+        raise SynthError(f"placer must be one of heap, static, sa, not {placer!r}")
     if not frequency_mhz > 0:
         raise SynthError(f"frequency_mhz must be positive, not {frequency_mhz!r}")
     if not area.netlist.is_file():
@@ -686,6 +694,8 @@ def place_and_route(area: AreaReport, *, device: str = "LFE5U-85F", package: str
             "--lpf-allow-unconstrained"]
     if out_of_context:
         args.append("--out-of-context")
+    if placer is not None:
+        args += ["--placer", placer]
     key = _digest("nextpnr", area.key, area.top, version, args, lpf)
     entry = _Entry(Path(cache_dir), f"{area.top}-pnr-{key}")
 
