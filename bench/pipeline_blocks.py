@@ -70,8 +70,9 @@ DESIGNS = {
               "output registers"),
     "slow": (lambda: SlowVectorUnit(
                 lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
-                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops),
-             "slow vector unit, one lane, the full profile's integer ops, no FP32 lane"),
+                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops, dsp="ecp5"),
+             "slow vector unit, one pipelined lane (MULT18X18D registers), the full profile's "
+             "integer ops, no FP32 lane"),
 }
 
 

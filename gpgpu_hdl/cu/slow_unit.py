@@ -5,10 +5,11 @@ a pipeline", docs/pipeline.md): a building block, not yet used by
 The fast lanes (:class:`~gpgpu_hdl.cu.fast_alu.FastLaneAlu`, :data:`~.fast_alu.FAST_OPS`) run
 nearly all of the integer vector work at full rate. :class:`SlowVectorUnit` runs everything
 else a vector ALU instruction can be, a wave at a time on ``width`` lanes (1, 2 or 4 pairs of
-an :class:`~gpgpu_hdl.cu.valu.IntLaneAlu` and an :class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit`):
+a :class:`~gpgpu_hdl.cu.slow_alu.SlowLaneAlu` and an :class:`~gpgpu_hdl.cu.fpu.unit.FpLaneUnit`):
 
 * the integer instructions of :data:`~.fast_alu.SLOW_OPS` (and any other
-  :data:`~.valu.VALU_INT_OPS` instruction sent here), on the combinational ``IntLaneAlu``;
+  :data:`~.valu.VALU_INT_OPS` instruction sent here), on the pipelined ``SlowLaneAlu``
+  (:data:`~.slow_alu.LATENCY` stages, an operation a cycle);
 * every FP32 instruction (decoder ``control.fpu``) on ``FpLaneUnit`` (start, wait for
   ``done``), with MODE's denormal, IEEE and DX10_CLAMP bits as the multi-cycle unit passes
   them and the VOP3 modifiers ``abs``/``neg``/``clamp``/``omod``;
@@ -25,10 +26,11 @@ a second one of their high registers when a VGPR source is 64-bit: source 0's an
 source 1 or 2, as no instruction has both 64-bit) into an operand buffer of the pass; then,
 per group, the group's operands (VGPR data or the scalar operand, with the input modifiers)
 go into the lanes' input registers and the lanes compute (an integer group a
-cycle, each result registered the cycle after; an FP group from ``start`` until every lane's
+cycle, a 64-bit compare or shift two, each result :data:`~.slow_alu.LATENCY` cycles later,
+the pass's last one ending the pass's sweep; an FP group from ``start`` until every lane's
 ``done``); the results collect in a result buffer of the pass, which is written back under
 EXEC. A 64-bit result's pass is computed twice, the low words then the high words, each
-written as its groups are done (``groups + 1`` more cycles a pass than one write would take:
+written as its groups are done (``groups + LATENCY + 1`` more cycles a pass than one write:
 this is for the rare ``v_mqsad_pk_u16_u8`` and 64-bit shifts with modifiers, and saves the
 high half of the result buffer). Passes and groups with no lane in EXEC are skipped.
 ``done`` comes when the last write is taken. One instruction is in the unit at a time: it is
@@ -46,7 +48,9 @@ from .decode import DecodedLayout, Spec, XUnit
 from .fpu.ops import FP_OPS, fp_member
 from .fpu.unit import FP_BUILT_OPS, FpLaneUnit
 from .operands import field
-from .valu import VALU_INT_OPS, IntLaneAlu
+from .dsp import check_style
+from .slow_alu import SlowLaneAlu, pair_decode
+from .valu import VALU_INT_OPS, ValuOp, _leading_zeros
 from .vector_unit import SOURCES
 from .vgpr_file import vgpr_layouts
 
@@ -93,10 +97,10 @@ class SlowVectorUnit(wiring.Component):
     vgprs : int
         VGPRs per wave slot.
     width : int
-        Lanes of the unit (1, 2 or 4 pairs of an ``IntLaneAlu`` and an ``FpLaneUnit``); a
+        Lanes of the unit (1, 2 or 4 pairs of a ``SlowLaneAlu`` and an ``FpLaneUnit``); a
         pass is done ``width`` lanes at a time.
     int_ops : iterable of str
-        Integer mnemonics to build the ``IntLaneAlu`` with (default: all of
+        Integer mnemonics to build the ``SlowLaneAlu`` with (default: all of
         :data:`~gpgpu_hdl.cu.valu.VALU_INT_OPS`, for the FAST_OPS with modifiers); empty:
         no integer lanes. Anything not built gives 0.
     fp_ops : iterable of str
@@ -104,7 +108,11 @@ class SlowVectorUnit(wiring.Component):
         :data:`~gpgpu_hdl.cu.fpu.unit.FP_BUILT_OPS`); empty: no FP lanes. An FP instruction
         not built writes 0 (and flags 0) without waiting.
     shifter : str
-        The ``IntLaneAlu``'s shifter style.
+        Accepted for the unit top's call and not used: the ``SlowLaneAlu`` shifts in its
+        multiplier (as the fast lanes do) whatever the style.
+    dsp : str
+        How the ``SlowLaneAlu``'s multipliers are built (:data:`~gpgpu_hdl.cu.dsp.DSP_STYLES`:
+        ``"ecp5"`` for the ``MULT18X18D`` registers).
 
     Members
     -------
@@ -154,7 +162,8 @@ class SlowVectorUnit(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64, width: int = 1,
-                 int_ops=None, fp_ops=None, shifter: str = "barrel") -> None:
+                 int_ops=None, fp_ops=None, shifter: str = "barrel",
+                 dsp: str = "generic") -> None:
         if lanes not in (4, 8, 16):
             raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
         if width not in (1, 2, 4):
@@ -174,6 +183,7 @@ class SlowVectorUnit(wiring.Component):
             raise ValueError(f"fp_ops must be FP_BUILT_OPS mnemonics, not {', '.join(unknown)}")
         self._lanes, self._slots, self._vgprs, self._width = lanes, slots, vgprs, width
         self._int_ops, self._fp_ops, self._shifter = int_ops, fp_ops, shifter
+        self._dsp = check_style(dsp, "dsp")
         self._passes = 64 // lanes
         source = data.StructLayout({"vgpr": 1, "reg": range(vgprs), "value": 64})
         read, operand, write = vgpr_layouts(lanes=lanes, slots=slots, vgprs=vgprs,
@@ -244,9 +254,7 @@ class SlowVectorUnit(wiring.Component):
                                                (ctl.spec == Spec.V_READFIRSTLANE))
         is_write = is_writelane(ins.inst)
         first = Signal(6, name="first_lane")        # EXEC's lowest lane (0 for none)
-        for i in reversed(range(64)):
-            with m.If(ins.exec[i]):
-                m.d.comb += first.eq(i)
+        m.d.comb += first.eq(_leading_zeros(ins.exec[::-1])[0][:6])     # a tree, 64 -> 0
         vop3 = (ins.inst[:32] & _VOP3.match_mask) == _VOP3.match_value
         vgpr_in = Cat(ins.srcs[k].vgpr for k in range(SOURCES))
 
@@ -287,6 +295,8 @@ class SlowVectorUnit(wiring.Component):
         x_cin = Signal(width, name="x_cin")
         x_exec = Signal(width, name="x_exec")
         x_group = Signal(range(groups), name="x_group")
+        x_half = Signal(name="x_half")      # a pair's operation (64-bit compares and shifts)
+        feeding = Signal(name="x_feeding")  # the input registers hold an integer operation
 
         def int_mod(k, value):
             sign = Mux(cur.control.src64[k], value[63], value[31])
@@ -294,12 +304,9 @@ class SlowVectorUnit(wiring.Component):
             return Mux(cur.control.src64[k], Cat(value[:63], new),
                        Cat(value[:31], new, value[32:]))
 
-        # one read of the operand buffer: the group to load next (``grp``), or the group of
-        # the lane a lane read reads
-        sel = Signal(range(groups), name="buf_group")
-        m.d.comb += sel.eq(Mux(lane_read, target[_log2(width):_log2(lanes)], grp))
-        sel_1h = Signal(groups, name="buf_group_1h")
-        m.d.comb += sel_1h.eq(Const(1, groups) << sel)
+        # one read of the operand buffer: the group to load next, by a one-hot register
+        # that turns with ``grp`` (the lane reads select their word apart)
+        sel_1h = Signal(groups, name="buf_group_1h", init=1)
 
         def pick(buf, en=1, scalar=None):
             """The selected group's words of ``buf`` if ``en``, else ``scalar`` in every lane
@@ -317,40 +324,54 @@ class SlowVectorUnit(wiring.Component):
         buf_lo = [pick(op_lo[k], vgpr[k], cur.srcs[k].value[:32]) for k in range(SOURCES)]
         buf_hi = [pick(op_hi[0], vgpr[0], cur.srcs[0].value[32:]), pick(op_hi[1])]
 
-        def load_group():
-            """The next group's operands (VGPR data or the scalar operand, modifiers applied),
-            carry-in and EXEC bits into the input registers."""
-            stmts = [x_group.eq(grp), grp.eq(grp + 1),
-                     x_exec.eq(exec_pass.word_select(grp, width)),
-                     x_cin.eq(cur.cin.word_select(Cat(grp, pass_), width))]
-            for k in range(SOURCES):
-                lo, hi = buf_lo[k], buf_hi[min(k, 1)]
-                for j in range(width):
-                    hi_j = hi[32 * j:32 * (j + 1)]
-                    if k:
-                        hi_j = Mux(vgpr[k], hi_j, cur.srcs[k].value[32:])
-                    value = Cat(lo[32 * j:32 * (j + 1)], hi_j)
-                    stmts.append(x_ops[j][k].eq(int_mod(k, value)))
-            return stmts
+        # the operands and carry-in bits of group ``grp`` (VGPR data or the scalar operand)
+        # go into the input registers every cycle, with no enable (it would drive every
+        # input register); what they hold is group ``x_group`` in the cycle after
+        # ``load_group`` (or the advance of a pair's second half), which is when the lanes
+        # take them (an FP lane latches them at ``start``)
+        m.d.sync += x_cin.eq(cur.cin.word_select(Cat(grp, pass_), width))
+        for k in range(SOURCES):
+            lo, hi = buf_lo[k], buf_hi[min(k, 1)]
+            for j in range(width):
+                hi_j = hi[32 * j:32 * (j + 1)]
+                if k:
+                    hi_j = Mux(vgpr[k], hi_j, cur.srcs[k].value[32:])
+                value = Cat(lo[32 * j:32 * (j + 1)], hi_j)
+                m.d.sync += x_ops[j][k].eq(value)
+        # the input modifiers between the input registers and the lanes (the lanes register
+        # their operands first), not on the operand buffer's select before them
+        x_mod = [[int_mod(k, x_ops[j][k]) for k in range(SOURCES)] for j in range(width)]
+
+        def advance():
+            return [grp.eq(grp + 1), sel_1h.eq(sel_1h.rotate_left(1))]
+
+        def load_group(step=1):
+            """Group ``grp`` into the input registers (its EXEC bits beside them); the next
+            group is next unless ``step`` is 0 (a pair's first half: the same group again)."""
+            return [x_group.eq(grp), x_half.eq(0),
+                    x_exec.eq(exec_pass.word_select(grp, width)),
+                    grp.eq(Mux(step, grp + 1, grp)),
+                    sel_1h.eq(Mux(step, sel_1h.rotate_left(1), sel_1h))]
 
         # the lanes
         ints, fps = [], []
         lane_base = Cat(x_group, pass_)     # the wave lane of a group's first lane / width
         for j in range(width):
             if self._int_ops:
-                alu = IntLaneAlu(ops=self._int_ops, shifter=self._shifter)
+                alu = SlowLaneAlu(ops=self._int_ops, dsp=self._dsp)
                 m.submodules[f"int{j}"] = alu
                 m.d.comb += [alu.op.eq(cur.control.op[:len(alu.op.as_value())]),
-                             alu.src0.eq(x_ops[j][0]), alu.src1.eq(x_ops[j][1]),
-                             alu.src2.eq(x_ops[j][2]), alu.cin.eq(x_cin[j]),
-                             alu.lane.eq(Cat(Const(j, _log2(width)), lane_base))]
+                             alu.src0.eq(x_mod[j][0]), alu.src1.eq(x_mod[j][1]),
+                             alu.src2.eq(x_mod[j][2]), alu.cin.eq(x_cin[j]),
+                             alu.lane.eq(Cat(Const(j, _log2(width)), lane_base)),
+                             alu.half.eq(x_half)]
                 ints.append(alu)
             if self._fp_ops:
                 fpu = FpLaneUnit(ops=self._fp_ops)
                 m.submodules[f"fp{j}"] = fpu
                 m.d.comb += [fpu.op.eq(cur.control.op),
-                             fpu.src0.eq(x_ops[j][0]), fpu.src1.eq(x_ops[j][1]),
-                             fpu.src2.eq(x_ops[j][2]), fpu.cin.eq(x_cin[j]),
+                             fpu.src0.eq(x_mod[j][0]), fpu.src1.eq(x_mod[j][1]),
+                             fpu.src2.eq(x_mod[j][2]), fpu.cin.eq(x_cin[j]),
                              fpu.clamp.eq(clamp), fpu.omod.eq(omod),
                              fpu.flush_in.eq(~cur.mode[4]), fpu.flush_out.eq(~cur.mode[5]),
                              fpu.dx10_clamp.eq(cur.mode[8]), fpu.ieee.eq(cur.mode[9])]
@@ -370,17 +391,43 @@ class SlowVectorUnit(wiring.Component):
         res = Signal(32 * lanes, name="res")
         hi_round = Signal(name="seq_hi_round")
 
-        def capture(fp):
-            if fp:
-                lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
-                flag = Cat(f.flag for f in fps) if fps else Const(0, width)
-                lo, flag = Mux(fp_built, lo, 0), Mux(fp_built, flag, 0)
-            else:
-                lo = Cat(Mux(hi_round, a.result[32:], a.result[:32]) for a in ints) if ints \
-                    else Const(0, 32 * width)
-                flag = Cat(a.flag for a in ints) if ints else Const(0, width)
+        # the integer lanes' pipeline: what the input registers held, LATENCY cycles later
+        # (valid, group, EXEC bits, the result is kept, the pass's last operation)
+        pair = Signal(name="cur_pair")            # registered as the instruction is taken
+        hi_first = Signal(name="cur_hi_first")
+        # a pair's flag comes with its second operation; a 64-bit shift's result word with the
+        # operation that gives the word of this sweep
+        kept = ~pair | Mux(dst_wide, (x_half ^ hi_first) == hi_round, x_half)
+        last_op = (x_group == groups - 1) & (~pair | x_half)
+        # the result words a kept result goes to, one-hot (the capture's enables are then
+        # bits of a register)
+        cap_1h = Mux(feeding & kept, Const(1, groups) << x_group, 0)
+        track = Cat(feeding, kept, last_op, x_exec, cap_1h)
+        latency = ints[0].latency if ints else 1
+        for n in range(latency):
+            nxt = Signal(len(track), name=f"int_track{n}")
+            m.d.sync += nxt.eq(track)
+            track = nxt
+        out_valid, out_keep, out_last = track[0], track[1], track[2]
+        out_exec = track[3:3 + width]
+        out_cap = track[3 + width:]
+
+        def capture_fp():
+            lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
+            flag = Cat(f.flag for f in fps) if fps else Const(0, width)
+            lo, flag = Mux(fp_built, lo, 0), Mux(fp_built, flag, 0)
             return [res.word_select(x_group, 32 * width).eq(lo),
                     pass_flags.eq(Cat(pass_flags[width:], flag & x_exec))]
+
+        # the integer lanes' kept results, whatever the state (they come out in INT only)
+        int_lo = Cat(Mux(hi_round, a.result[32:], a.result[:32]) for a in ints) if ints \
+            else Const(0, 32 * width)
+        int_flag = Cat(a.flag for a in ints) if ints else Const(0, width)
+        with m.If(out_valid & out_keep):
+            m.d.sync += pass_flags.eq(Cat(pass_flags[width:], int_flag & out_exec))
+        for g in range(groups):
+            with m.If(out_cap[g]):
+                m.d.sync += res[32 * width * g:32 * width * (g + 1)].eq(int_lo)
 
         wr = self.write.payload
         m.d.comb += [wr.slot.eq(cur.slot), wr.pass_.eq(pass_)]
@@ -429,6 +476,10 @@ class SlowVectorUnit(wiring.Component):
                     wide12 = Mux(ctl.src64[2] & ins.srcs[2].vgpr, ins.srcs[2].reg,
                                  ins.srcs[1].reg)
                     m.d.sync += [hi_reg[0].eq(ins.srcs[0].reg + 1), hi_reg[1].eq(wide12 + 1)]
+                    if self._int_ops:
+                        op = ins.control.op[:ValuOp.as_shape().width]
+                        is_pair, is_hi_first = pair_decode(op, self._int_ops)
+                        m.d.sync += [pair.eq(is_pair & ~ctl.fpu), hi_first.eq(is_hi_first)]
                     if self._fp_ops:
                         built = [fp_member(n) for n in FP_OPS if n in self._fp_ops]
                         m.d.sync += fp_built.eq(ctl.op.matches(*built))
@@ -447,7 +498,7 @@ class SlowVectorUnit(wiring.Component):
 
             with m.State("PASS"):
                 # a pass with no lane in EXEC is skipped; one with no VGPR source reads none
-                m.d.sync += grp.eq(0)
+                m.d.sync += [grp.eq(0), sel_1h.eq(1)]
                 with m.If(exec_pass == 0):
                     next_pass()
                 with m.Elif(vgpr.any()):
@@ -467,25 +518,32 @@ class SlowVectorUnit(wiring.Component):
             with m.State("WAIT"), m.If(rx_done):
                 m.d.sync += rx_done.eq(0)
                 with m.If(lane_read):
-                    m.d.sync += sresult.eq(buf_lo[0].word_select(target[:_log2(width)], 32))
+                    m.d.sync += sresult.eq(op_lo[0].word_select(target[:_log2(lanes)], 32))
                     m.next = "DONE"
                 with m.Else():
                     m.next = "LOAD"
 
             with m.State("LOAD"):
-                m.d.sync += load_group()
+                m.d.sync += load_group(~pair)
                 with m.If(cur.control.fpu):
                     m.next = "FP_START"
                 with m.Else():
+                    m.d.sync += feeding.eq(1)
                     m.next = "INT"
 
             with m.State("INT"):
-                # the group in the input registers is computed; the next one is loaded
-                m.d.sync += capture(fp=False)
-                with m.If(x_group == groups - 1):
+                # the operation in the input registers enters the lanes; the next is loaded (a
+                # pair's second half, or the next group); a result LATENCY cycles old is
+                # captured, the pass's last one ends the sweep
+                with m.If(feeding):
+                    with m.If(pair & ~x_half):
+                        m.d.sync += [x_half.eq(1), *advance()]
+                    with m.Elif(x_group != groups - 1):
+                        m.d.sync += load_group(~pair)
+                    with m.Else():
+                        m.d.sync += feeding.eq(0)
+                with m.If(out_valid & out_last):
                     m.next = "WRITE"
-                with m.Else():
-                    m.d.sync += load_group()
 
             with m.State("FP_START"):
                 with m.If(x_exec.any()):
@@ -499,7 +557,7 @@ class SlowVectorUnit(wiring.Component):
                         m.d.sync += load_group()
 
             with m.State("FP_WAIT"), m.If(fp_done):
-                m.d.sync += capture(fp=True)
+                m.d.sync += capture_fp()
                 with m.If(x_group == groups - 1):
                     m.next = "WRITE"
                 with m.Else():
@@ -513,7 +571,7 @@ class SlowVectorUnit(wiring.Component):
                     m.d.sync += flags.word_select(pass_, lanes).eq(pass_flags)
                     with m.If(dst_wide & ~hi_round):
                         # the high words: the pass again, from the operand buffer
-                        m.d.sync += [hi_round.eq(1), grp.eq(0)]
+                        m.d.sync += [hi_round.eq(1), grp.eq(0), sel_1h.eq(1)]
                         m.next = "LOAD"
                     with m.Else():
                         m.d.sync += hi_round.eq(0)

@@ -23,6 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.cu.decode import DecodedLayout, control
 from gpgpu_hdl.cu.fast_alu import FAST_OPS, SLOW_OPS
+from gpgpu_hdl.cu.slow_alu import LATENCY
 from gpgpu_hdl.cu.slow_unit import SlowVectorUnit
 from gpgpu_hdl.cu.vgpr_file import VgprFile
 from gpgpu_hdl.emu.operands import scalar_reader
@@ -309,7 +310,8 @@ MQSAD = ("v_mqsad_pk_u16_u8", encode("v_mqsad_pk_u16_u8", vdst=4, src0=256, src1
 def test_cycles_of_a_full_wave(width, capsys):
     """Cycles from issue to done of a full-wave integer slow op, FP add and a 64-bit integer
     op (16-lane VGPR file, no back-pressure), printed; the integer one is ``passes x (groups +
-    overhead)``, the 64-bit one computes each pass twice."""
+    overhead + LATENCY)`` (the integer lanes' pipeline drains each pass), the 64-bit one
+    computes each pass twice."""
     program = [timed(*BFI), timed(*BFI), timed(*ADD_F32), timed(*ADD_F32),
                timed(*BFI, exec_mask=0xFFFF), timed(*ADD_F32, exec_mask=1 << 63),
                timed(*MQSAD)]
@@ -319,14 +321,14 @@ def test_cycles_of_a_full_wave(width, capsys):
     groups = 16 // width
     assert cycles[0] == cycles[1] and cycles[2] == cycles[3]
     # per pass: the EXEC check, the request, the VGPR file (5 cycles), the first group into
-    # the input registers, a group a cycle, the write; and the done cycle
-    assert cycles[0] == 4 * (groups + 10) + 1
-    # passes with no lane in EXEC are skipped (a cycle each), so are groups
-    assert cycles[4] == (groups + 10) + 3 + 1
+    # the input registers, a group a cycle, the lanes' LATENCY, the write; and the done cycle
+    assert cycles[0] == 4 * (groups + 10 + LATENCY) + 1
+    # passes with no lane in EXEC are skipped (a cycle each)
+    assert cycles[4] == (groups + 10 + LATENCY) + 3 + 1
     assert cycles[5] < cycles[2] // 4
     # 64-bit sources and result: a second request (and answer) a pass, and the pass's groups
     # computed again for the high words (the high words' write instead of the low ones')
-    assert cycles[6] == 4 * (2 * groups + 14) + 1
+    assert cycles[6] == 4 * (2 * (groups + LATENCY) + 14) + 1
     with capsys.disabled():
         print(f"\nslow unit, 16-lane VGPR file, width {width}: v_bfi_b32 {cycles[0]} cycles "
               f"(next issue 1 cycle later), v_add_f32 {cycles[2]} cycles; EXEC one pass: "
