@@ -23,7 +23,11 @@ them). Its stages:
   and atomics) and ``DATA1`` (write2, cmpst, mskor), and a second of ``DATA0 + 1`` and
   ``DATA1 + 1`` for a 64-bit store. A pass whose EXEC bits are all 0 is skipped; an
   instruction without one is a *marker* job alone;
-* **landing**: the operands of up to :data:`LANDING` passes (registered as they arrive);
+* **landing**: the operands of up to :data:`LANDING` passes (registered as they arrive):
+  the ``ADDR`` words in LUT RAM, read in the walker's cycle; the data words in a block RAM
+  of a pass a row (:class:`~gpgpu_hdl.cu.landing.LandingRam`: A's ``DATA0`` and ``DATA1``,
+  or B's second dwords), read as the walker sends a step and on its output at P2 (its read
+  moves with the prepare stages);
 * **walker**: the job's *steps* (a step is one dword of one element of every lane of the
   pass: ``(element, dword)`` in the order (0, 0), (0, 1), (1, 0), (1, 1); one step for an
   atomic), and of each step the groups with an EXEC bit, in lane order, one a cycle; a group
@@ -45,8 +49,10 @@ them). Its stages:
   (:class:`~gpgpu_hdl.cu.bram.RegisteredRam`);
 * **collect**: each served lane takes its word from its bank's output (a sub-dword read
   extracted and extended) into its place (the group's) in the step's result register, a whole
-  pass wide; an atomic's lanes compute the new value from the old one and write it back
-  through the bank access stages. After the step's last group, a step with a result (a read,
+  pass wide; an atomic's lanes register the old value, compute the new one in the next
+  cycle (registered), and write it into the row each bank read for them, in the bank's
+  write port in place of the bank access stage's (which has nothing to write in that cycle
+  of the round). After the step's last group, a step with a result (a read,
   a returning atomic) goes into the *result FIFO* as one VGPR write of the whole pass (EXEC
   bits as the mask; 0 for the lanes out of range); an instruction's last step leaves its mark
   there too, so ``done`` follows the last write.
@@ -72,6 +78,7 @@ from .bram import LATENCY as RAM_LATENCY
 from .bram import RegisteredRam
 from .decode import AtomicOp, MemKind
 from .dsp import check_style
+from .landing import LandingRam
 from .vgpr_file import vgpr_layouts
 
 __all__ = ["DS_ATOMICS", "LANDING", "LdsUnit", "issue_control", "lds_issue_layout"]
@@ -85,8 +92,8 @@ LANDING = 12
 #: the atomic operations of DS instructions (every :class:`AtomicOp` but ``CMPSWAP``)
 DS_ATOMICS = frozenset(op for op in AtomicOp if op is not AtomicOp.CMPSWAP)
 #: cycles of an atomic round: the schedule serves the banks' leaders, then waits until their
-#: new values are written (served in cycle t, the old values back in t + 4, the new ones
-#: written in t + 6, read again by a round served in t + 5)
+#: new values are written (served in cycle t, the old values back in t + 4 and registered,
+#: the new ones computed in t + 5 and written in t + 6, read again by a round served in t + 5)
 ROUND = 5
 _LANES = (4, 8, 16)
 _WIDTHS = (1, 2, 4, 8, 16)
@@ -154,7 +161,8 @@ class LdsUnit(wiring.Component):
         The atomic operations built (:data:`DS_ATOMICS`; e.g. the build plan's
         ``lds_atomics``); another gives 0 as the new value.
     ram : str
-        How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style.
+        How the banks and the landing block RAM are built, a
+        :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style.
 
     Members
     -------
@@ -294,7 +302,7 @@ class LdsUnit(wiring.Component):
             "load": 1, "store": 1, "atomic": 1,   # what the step does (none for a marker)
             "op": AtomicOp, "size": range(5), "signed": 1,
             "result": 1,           # the step writes a VGPR: a read, a returning atomic
-            "reg": reg_shape, "k": 1, "base": wbits, "lim": lim_shape})
+            "reg": reg_shape, "k": 1, "el": 1, "base": wbits, "lim": lim_shape})
         # what the bank access and collect stages need of a step (per cycle)
         acc_layout = data.StructLayout({
             "slot": slot_shape, "pass_": range(passes), "exec": lanes, "last": 1,
@@ -347,8 +355,9 @@ class LdsUnit(wiring.Component):
                          rq.regs[1].reg.eq(q.data0), rq.regs[1].valid.eq(q.kind != MemKind.LOAD),
                          rq.regs[2].reg.eq(q.data1), rq.regs[2].valid.eq(reads_d1)]
         with m.Else():
-            m.d.comb += [rq.regs[0].reg.eq(q.data0 + 1), rq.regs[0].valid.eq(1),
-                         rq.regs[1].reg.eq(q.data1 + 1), rq.regs[1].valid.eq(q.two)]
+            # (in the places of DATA0 and DATA1, so that they land in the same columns)
+            m.d.comb += [rq.regs[1].reg.eq(q.data0 + 1), rq.regs[1].valid.eq(1),
+                         rq.regs[2].reg.eq(q.data1 + 1), rq.regs[2].valid.eq(q.two)]
 
         l_take = Signal()                           # a pass's operands asked for
         l_free = Signal()                           # a pass's operands walked
@@ -409,28 +418,38 @@ class LdsUnit(wiring.Component):
         # DATA0, DATA1) or B (second: DATA0 + 1, DATA1 + 1) ------------------------------------
         arriving = Cat(self.operands.valid & ~route.r_data, self.operands.valid & route.r_data)
         m.d.comb += route.r_en.eq(self.operands.valid)
-        o_data = Signal.like(self.operands.payload.data, name="o_data")
+        # (a plain register viewed as the operands' layout: Amaranth names a layout signal's
+        # elements, ``o_data[2]``, and Yosys' ABC9 fails on those names beside the register's
+        # own bits, as YosysHQ/yosys#4349)
+        o_layout = self.operands.payload.data.shape()
+        o_data = data.View(o_layout, Signal(o_layout.size, name="o_data"))
         o_we = Signal(2, name="o_we")
         m.d.sync += [o_data.eq(self.operands.payload.data), o_we.eq(arriving)]
         l_wptr = [Signal(range(LANDING), name=f"l_wptr_{x}") for x in "ab"]
         l_rptr = [Signal(range(LANDING), name=f"l_rptr_{x}") for x in "ab"]
         l_count = [Signal(range(LANDING + 1), name=f"l_count_{x}") for x in "ab"]
         l_pop = Signal(2)                           # the walker is done with a pass's operands
-        land_words = []
-        for x, n in enumerate((3, 2)):
-            mem = memory.Memory(shape=data.ArrayLayout(data.ArrayLayout(32, lanes), n),
-                                depth=LANDING, init=[])
-            m.submodules[f"land_{'ab'[x]}"] = mem
-            w, r = mem.write_port(), mem.read_port(domain="comb")
-            m.d.comb += [w.en.eq(o_we[x]), w.addr.eq(l_wptr[x]), r.addr.eq(l_rptr[x])]
-            m.d.comb += [w.data[i].eq(o_data[i]) for i in range(n)]
-            land_words.append(r.data)
+        for x in range(2):
             with m.If(o_we[x]):
                 m.d.sync += l_wptr[x].eq(Mux(l_wptr[x] == LANDING - 1, 0, l_wptr[x] + 1))
             with m.If(l_pop[x]):
                 m.d.sync += l_rptr[x].eq(Mux(l_rptr[x] == LANDING - 1, 0, l_rptr[x] + 1))
             m.d.sync += l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])
-        land_a, land_b = land_words
+        # A's ADDR words in LUT RAM, read in the walker's cycle
+        addr_mem = memory.Memory(shape=data.ArrayLayout(32, lanes), depth=LANDING, init=[])
+        m.submodules.land_addr = addr_mem
+        w, r = addr_mem.write_port(), addr_mem.read_port(domain="comb")
+        m.d.comb += [w.en.eq(o_we[0]), w.addr.eq(l_wptr[0]), w.data.eq(o_data[0]),
+                     r.addr.eq(l_rptr[0])]
+        land_addr = r.data
+        # the data words (A's DATA0 and DATA1, B's DATA0 + 1 and DATA1 + 1), a row per pass of
+        # A (rows 0 to LANDING - 1) or B (the next LANDING), in block RAM: read as the walker
+        # sends the step, on the RAM's output at P2 (the read moves with the pipeline)
+        m.submodules.land_data = l_ram = LandingRam(width=2 * 32 * lanes, depth=2 * LANDING,
+                                                    style=self._ram)
+        m.d.comb += [l_ram.write_addr.eq(Mux(o_we[1], LANDING + l_wptr[1], l_wptr[0])),
+                     l_ram.write_en.eq(o_we.any()),
+                     l_ram.write_data.eq(Cat(o_data[1], o_data[2]))]
 
         # --- walker: the head job's steps' groups, one a cycle, when the pipeline moves -------
         go = Signal()                               # the prepare stages and schedule move
@@ -482,60 +501,56 @@ class LdsUnit(wiring.Component):
             tok.atomic.eq(is_atomic), tok.op.eq(head.atomic), tok.size.eq(head.size),
             tok.signed.eq(head.signed), tok.result.eq(is_load | (is_atomic & head.rtn)),
             tok.reg.eq(head.vdst + Mux(w_el, head.dwords, 0) + w_k), tok.k.eq(w_k),
+            tok.el.eq(w_el),
             tok.base.eq(head.base), tok.lim.eq(head.lim),
         ]
 
         def lane_regs(name, shape, count=width):
             return [Signal(shape, name=f"{name}{j}") for j in range(count)]
 
-        # P1: each lane's element address (ADDR + offset, 33 bits) and data words
+        # P1: each lane's element address (ADDR + offset, 33 bits); the step's row of the
+        # data words read (A's, or B's for a 64-bit store's second dword)
         p1_valid = Signal(name="p1_valid")
         p1 = Signal(tok_layout, name="p1_tok")
         p1_ea = lane_regs("p1_ea", 33)
-        p1_data = lane_regs("p1_data", 32)          # the step's DATA word (DATA0 of an atomic)
-        p1_d1 = lane_regs("p1_d1", 32)              # an atomic's DATA1
         off = Mux(w_el, head.off1, head.off0)
 
-        def group_words(words):
-            """The walker's group's lanes of a pass's words."""
-            flat = words.as_value().word_select(w_group, 32 * width)
+        def group_words(words, group):
+            """The lanes of ``group`` of a pass's words (an ``ArrayLayout(32, lanes)``)."""
+            flat = words.word_select(group, 32 * width)
             return [flat[32 * j:32 * j + 32] for j in range(width)]
 
-        g_addr, g_d0, g_d1 = (group_words(land_a[i]) for i in range(3))
-        g_d0b, g_d1b = (group_words(land_b[i]) for i in range(2))
+        g_addr = group_words(land_addr.as_value(), w_group)
+        m.d.comb += [l_ram.read_addr.eq(Mux(w_k, LANDING + l_rptr[1], l_rptr[0])),
+                     l_ram.read_en.eq(go)]
         with m.If(go):
             m.d.sync += [p1_valid.eq(emit), p1.eq(tok)]
             for j in range(width):
-                d_a = Mux(w_el, g_d1[j], g_d0[j])       # DATA1 or DATA0
-                d_b = Mux(w_el, g_d1b[j], g_d0b[j])     # their second dwords
-                m.d.sync += [p1_ea[j].eq(g_addr[j] + off),
-                             p1_data[j].eq(Mux(w_k, d_b, d_a)),
-                             p1_d1[j].eq(g_d1[j])]
+                m.d.sync += p1_ea[j].eq(g_addr[j] + off)
 
-        # P2: the range check, the LDS dword, byte lanes and mask
+        # P2: the range check, the LDS dword, byte lanes and mask; the row of data words on
+        # the block RAM's output
         p2_valid = Signal(name="p2_valid")
         p2 = Signal(tok_layout, name="p2_tok")
         p2_ok = Signal(width, name="p2_ok")
         p2_word = lane_regs("p2_word", wbits)
         p2_lo = lane_regs("p2_lo", 2)
         p2_mask = lane_regs("p2_mask", 4)
-        p2_data = lane_regs("p2_data", 32)
-        p2_d1 = lane_regs("p2_d1", 32)
         with m.If(go):
             m.d.sync += [p2_valid.eq(p1_valid), p2.eq(p1)]
             for j in range(width):
                 ea = p1_ea[j]
                 lo = ea[:2]
-                sub = p1.size != 4
                 m.d.sync += [
                     p2_ok[j].eq(p1.gexec[j] & (ea <= p1.lim)),
                     p2_word[j].eq(ea[2:2 + wbits] + p1.base + p1.k),
                     p2_lo[j].eq(lo),
                     p2_mask[j].eq(Mux(p1.size == 1, Const(1, 4) << lo,
                                       Mux(p1.size == 2, Const(3, 4) << lo, 0xF))),
-                    p2_data[j].eq(Mux(sub, p1_data[j] << (lo << 3), p1_data[j])),
-                    p2_d1[j].eq(p1_d1[j]),
                 ]
+        # the group's lanes of the row's two words: DATA0 and DATA1 (or their second dwords)
+        p2_c0 = group_words(l_ram.read_data[:32 * lanes], p2.group)
+        p2_c1 = group_words(l_ram.read_data[32 * lanes:], p2.group)
 
         # P3: which lanes share a dword (eq) and which a bank (beq), for each pair i < j
         pairs = [(i, j) for j in range(width) for i in range(j)]
@@ -555,9 +570,13 @@ class LdsUnit(wiring.Component):
                          p3_beq.eq(Cat(p2_word[i][:bbits] == p2_word[j][:bbits]
                                        for i, j in pairs))]
             for j in range(width):
+                # the step's DATA word (DATA0 of an atomic) into its byte lanes; an atomic's
+                # DATA1
+                d = Mux(p2.el, p2_c1[j], p2_c0[j])
                 m.d.sync += [p3_word[j].eq(p2_word[j]), p3_lo[j].eq(p2_lo[j]),
-                             p3_mask[j].eq(p2_mask[j]), p3_data[j].eq(p2_data[j]),
-                             p3_d1[j].eq(p2_d1[j])]
+                             p3_mask[j].eq(p2_mask[j]),
+                             p3_data[j].eq(Mux(p2.size != 4, d << (p2_lo[j] << 3), d)),
+                             p3_d1[j].eq(p2_c1[j])]
 
         # --- schedule ----------------------------------------------------------------------
         s_valid = Signal(name="s_valid")
@@ -634,9 +653,8 @@ class LdsUnit(wiring.Component):
                      acc.signed.eq(s.signed), acc.result.eq(s.result), acc.reg.eq(s.reg),
                      acc.group.eq(s.group), acc.close.eq(s.close),
                      acc.first.eq(s_first), acc.end.eq(~rest.any())]
-        wb = Signal(name="c_writeback")            # the collect stage writes atomics back
-        wb_served = Signal(width)
-        wb_data = [Signal(32, name=f"c_new{j}") for j in range(width)]
+        # an atomic's new values, lane by lane, two cycles after the collect stage
+        wb_data = [Signal(32, name=f"k_new{j}") for j in range(width)]
         x_valid = Signal(name="x_valid")
         x = Signal(acc_layout, name="x_acc")
         x_read = Signal(name="x_read")
@@ -648,13 +666,18 @@ class LdsUnit(wiring.Component):
         x_lo = lane_regs("x_lo", 2)
         x_data = lane_regs("x_data", 32)
         m.d.sync += [x_valid.eq(issue), x.eq(acc), x_read.eq(issue & (s.load | s.atomic)),
-                     x_write.eq((issue & s.store) | wb),
-                     x_lead.eq(Mux(wb, wb_served, leader)),
-                     x_served.eq(Mux(wb, 0, served))]
+                     x_write.eq(issue & s.store), x_lead.eq(leader), x_served.eq(served)]
         for j in range(width):
-            m.d.sync += [x_emask[j].eq(Mux(wb, wb_served[j].replicate(4), emask[j])),
-                         x_word[j].eq(s_word[j]), x_lo[j].eq(s_lo[j]),
-                         x_data[j].eq(Mux(wb, wb_data[j], s_data[j]))]
+            m.d.sync += [x_emask[j].eq(emask[j]), x_word[j].eq(s_word[j]), x_lo[j].eq(s_lo[j]),
+                         x_data[j].eq(s_data[j])]
+
+        # the step's cycle follows the RAM read: A, the RAM, its output register, collect
+        def delayed(value, name, cycles):
+            for c in range(cycles):
+                reg = Signal.like(value, name=f"{name}_d{c + 1}")
+                m.d.sync += reg.eq(value)
+                value = reg
+            return value
 
         bank_rams = []
         for b in range(nb):
@@ -677,17 +700,22 @@ class LdsUnit(wiring.Component):
             a_row = Signal(range(rows), name=f"a_row{b}")
             a_data = Signal(32, name=f"a_data{b}")
             a_en = Signal(4, name=f"a_en{b}")
-            m.d.sync += [a_row.eq(row), a_data.eq(Cat(*wdata)), a_en.eq(Cat(*en))]
-            m.d.comb += [ram.read_addr.eq(a_row), ram.write_addr.eq(a_row),
-                         ram.write_data.eq(a_data), ram.write_en.eq(a_en)]
-
-        # the step's cycle follows the RAM read: A, the RAM, its output register, collect
-        def delayed(value, name, cycles):
-            for c in range(cycles):
-                reg = Signal.like(value, name=f"{name}_d{c + 1}")
-                m.d.sync += reg.eq(value)
-                value = reg
-            return value
+            a_wb = Signal(width, name=f"a_wb{b}")     # the atomic lane whose row it reads
+            m.d.sync += [a_row.eq(row), a_data.eq(Cat(*wdata)), a_en.eq(Cat(*en)),
+                         a_wb.eq(Mux(x_read & x.atomic,
+                                     Cat(x_lead[j] & here[j] for j in range(width)), 0))]
+            # an atomic's write-back, four cycles after its read (A): the lane's new value
+            # into the row it read, in place of A's write (none in that cycle: the schedule
+            # serves nothing in the rest of the round)
+            k_lead = delayed(a_wb, f"k_wb{b}", 4)
+            k_row = delayed(a_row, f"k_row{b}", 4)
+            k_data = 0
+            for j in range(width):
+                k_data = k_data | Mux(k_lead[j], wb_data[j], 0)
+            m.d.comb += [ram.read_addr.eq(a_row),
+                         ram.write_addr.eq(Mux(k_lead.any(), k_row, a_row)),
+                         ram.write_data.eq(Mux(k_lead.any(), k_data, a_data)),
+                         ram.write_en.eq(Mux(k_lead.any(), 0xF, a_en))]
 
         lag = 1 + RAM_LATENCY                       # from X to the collect stage
         c_valid = delayed(x_valid, "c_valid", lag)
@@ -698,6 +726,8 @@ class LdsUnit(wiring.Component):
         c_lo = [delayed(x_lo[j], f"c_lo{j}", lag) for j in range(width)]
 
         # --- collect -------------------------------------------------------------------------
+        k_op = Signal(AtomicOp, name="k_op")
+        m.d.sync += k_op.eq(s.op)
         col = lane_regs("col", 32, lanes)          # the pass's result
         bank_out = [ram.read_data for ram in bank_rams]
         for j in range(width):
@@ -723,12 +753,14 @@ class LdsUnit(wiring.Component):
                 lane = col[g * width + j]
                 with m.If(c_valid & (c.group == g)):
                     m.d.sync += lane.eq(Mux(c_served[j], value, Mux(c.first, 0, lane)))
-            # an atomic lane's new value, from the old one and the lane's data (the schedule
-            # holds the step until its round's write-back)
-            new = atomic_value(m, s.op, word, s_data[j], s_d1[j], self._atomics)
-            m.d.comb += wb_data[j].eq(new)
-        m.d.comb += [wb.eq(c_valid & c.atomic & c_served.any()),
-                     wb_served.eq(Mux(c_valid & c.atomic, c_served, 0))]
+            # an atomic lane's new value, from the old one (registered) and the lane's data
+            # (the schedule holds the step until the end of its round, the cycle after this)
+            k_old = Signal(32, name=f"k_old{j}")
+            k_d0 = Signal(32, name=f"k_d0_{j}")
+            k_d1 = Signal(32, name=f"k_d1_{j}")
+            m.d.sync += [k_old.eq(word), k_d0.eq(s_data[j]), k_d1.eq(s_d1[j]),
+                         wb_data[j].eq(atomic_value(m, k_op, k_old, k_d0, k_d1,
+                                                    self._atomics))]
 
         # E: a finished step (its last group collected) into the result FIFO
         m.submodules.results = results = fifo.SyncFIFOBuffered(width=entry_layout.size,
