@@ -332,6 +332,10 @@ class Decoder(wiring.Component):
         The control word; ``ctl.legal`` is 0 for anything outside the profile.
     size64 : Out(1)
         The format is a 64-bit encoding.
+
+    With ``registered``, the decode takes two steps a clock apart: the format and the opcode
+    field are found and registered, then the table is looked up; the outputs are those of the
+    ``inst`` of the cycle before (a pipeline stage, for the pipelined unit's clock).
     """
 
     inst: In(64)
@@ -339,8 +343,9 @@ class Decoder(wiring.Component):
     ctl: Out(DecodedLayout)
     size64: Out(1)
 
-    def __init__(self, *, profile: frozenset[str] | None = None):
+    def __init__(self, *, profile: frozenset[str] | None = None, registered: bool = False):
         self._entries = decode_entries(profile)
+        self._registered = registered
         super().__init__()
 
     @property
@@ -354,6 +359,8 @@ class Decoder(wiring.Component):
         for (tag, opcode), ctl in self._entries.items():
             by_format.setdefault(tag, []).append((opcode, ctl))
         opcode = Signal(9)
+        if self._registered:
+            return self._elaborate_registered(m, word0, by_format)
         m.d.comb += self.format.eq(15)
         # formats are tried in the table's priority order (an If/Elif chain)
         first = True
@@ -372,3 +379,25 @@ class Decoder(wiring.Component):
                             m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
         return m
 
+    def _elaborate_registered(self, m, word0, by_format):
+        fmt, opcode, size64 = Signal(4, init=15), Signal(9), Signal()
+        first = True
+        for enc in ENCODINGS:
+            cond = (word0 & enc.match_mask) == enc.match_value
+            ctx = m.If(cond) if first else m.Elif(cond)
+            first = False
+            with ctx:
+                op = enc.field("op")
+                m.d.sync += [fmt.eq(FORMAT_TAG[enc.format]),
+                             opcode.eq(self.inst[op.lo:op.hi + 1]),
+                             size64.eq(enc.size == 8)]
+        with m.Else():
+            m.d.sync += [fmt.eq(15), opcode.eq(0), size64.eq(0)]
+        m.d.comb += [self.format.eq(fmt), self.size64.eq(size64)]
+        with m.Switch(fmt):
+            for tag, entries in sorted(by_format.items()):
+                with m.Case(tag), m.Switch(opcode):
+                    for code, ctl in sorted(entries):
+                        with m.Case(code):
+                            m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
+        return m

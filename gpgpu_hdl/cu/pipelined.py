@@ -205,7 +205,7 @@ class PipelinedComputeUnit(wiring.Component):
             m.submodules[name] = ResetInserter({"sync": clear})(block)
             return block
 
-        m.submodules.decoder = dec = Decoder(profile=self._plan.profile)
+        m.submodules.decoder = dec = Decoder(profile=self._plan.profile, registered=True)
         m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=3, ram=self._ram)
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
         vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources,
@@ -416,12 +416,17 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += [d_valid.eq(f1_valid), d_slot.eq(f1_slot), d_pc.eq(f1_pc),
                      d_inst.eq(Mux(f1_odd, Cat(odd, even), Cat(even, odd)))]
 
-        # --- decode: the table's decoder (stage D), then what issue needs of it (E) -----------
+        # --- decode: the table's decoder in two steps (stages D, D2: the format and opcode,
+        # then the table), then what issue needs of it (E) ------------------------------------
         m.d.comb += dec.inst.eq(d_inst)
+        d2 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32}))
+        m.d.sync += [d2.valid.eq(d_valid), d2.slot.eq(d_slot), d2.inst.eq(d_inst),
+                     d2.pc.eq(d_pc)]
         e = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32,
                                       "ctl": DecodedLayout, "fmt": 4, "size64": 1}))
-        m.d.sync += [e.valid.eq(d_valid), e.slot.eq(d_slot), e.inst.eq(d_inst), e.pc.eq(d_pc),
-                     e.ctl.eq(dec.ctl), e.fmt.eq(dec.format), e.size64.eq(dec.size64)]
+        m.d.sync += [e.valid.eq(d2.valid), e.slot.eq(d2.slot), e.inst.eq(d2.inst),
+                     e.pc.eq(d2.pc), e.ctl.eq(dec.ctl), e.fmt.eq(dec.format),
+                     e.size64.eq(dec.size64)]
         e_fields = operand_fields(m, e.inst, e.fmt, e.ctl, name="e_")
         # which vector unit: the fast lanes, unless it is FP, a slow integer operation, has
         # VOP3 modifiers (the slow unit applies them) or reads a lane
@@ -1141,21 +1146,25 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If((launching & lw.first) | g_arrived_w):
             m.d.sync += g_arrived[gs].eq(Mux(launching, 0, g_arrived_new))
 
-        # --- VGPR file write port: the vector unit, then the launcher's ids ---------------
+        # --- VGPR file write port: the vector unit, the buffer unit's loads, the slow unit, the
+        # LDS, then the launcher's ids (one-hot grants: the payload is an AND-OR) -------------
         vw = vgprs.write
-        with m.If(valu.write.valid):
-            m.d.comb += [vw.valid.eq(1), vw.payload.eq(valu.write.payload)]
-        with m.Elif(lsu.fill.valid):
-            m.d.comb += [lsu.fill.ready.eq(1), vw.valid.eq(1), vw.payload.eq(lsu.fill.payload)]
-        with m.Elif(slow.write.valid):
-            m.d.comb += [slow.write.ready.eq(1), vw.valid.eq(1), vw.payload.eq(slow.write.payload)]
+        writers = [(valu.write.valid, None, valu.write.payload),
+                   (lsu.fill.valid, lsu.fill.ready, lsu.fill.payload),
+                   (slow.write.valid, slow.write.ready, slow.write.payload)]
         if has_lds:
-            with m.Elif(lds.write.valid):
-                m.d.comb += [lds.write.ready.eq(1), vw.valid.eq(1),
-                             vw.payload.eq(lds.write.payload)]
-        with m.Else():
-            m.d.comb += [launcher.vgpr.ready.eq(1), vw.valid.eq(launcher.vgpr.valid),
-                         vw.payload.eq(launcher.vgpr.payload)]
+            writers.append((lds.write.valid, lds.write.ready, lds.write.payload))
+        writers.append((launcher.vgpr.valid, launcher.vgpr.ready, launcher.vgpr.payload))
+        earlier = Const(0)
+        payload = Const(0, vw.payload.shape().size)
+        for valid, ready, data_ in writers:
+            grant = Signal(name="vgpr_write_grant")
+            m.d.comb += grant.eq(valid & ~earlier)
+            if ready is not None:
+                m.d.comb += ready.eq(~earlier)
+            payload = payload | Mux(grant, Value.cast(data_), 0)
+            earlier = earlier | valid
+        m.d.comb += [vw.valid.eq(earlier), vw.payload.eq(payload)]
         with m.If(valu.busy):
             m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
         with m.If(vgprs.conflict):
@@ -1178,7 +1187,8 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- what the previous launch left in flight -------------------------------------
         with m.If(clear):
-            m.d.sync += [f0_valid.eq(0), f1_valid.eq(0), d_valid.eq(0), e.valid.eq(0),
+            m.d.sync += [f0_valid.eq(0), f1_valid.eq(0), d_valid.eq(0), d2.valid.eq(0),
+                         e.valid.eq(0),
                          i0_valid.eq(0), r1_valid.eq(0), t_pending.eq(0), base_q.eq(0),
                          held_q.eq(0),
                          i1.valid.eq(0), i2.valid.eq(0),
