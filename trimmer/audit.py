@@ -20,6 +20,11 @@ configuration:
   the VGPR banks (``vgpr0``...) hold ``wave_slots * vgprs`` 64-lane registers of 32 bits and
   the instruction memory ``imem_bytes``.
 
+For the :class:`~gpgpu_hdl.cu.pipelined.PipelinedComputeUnit` (``config.pipeline``) the
+checks are its own (:func:`_audit_pipelined`): its blocks, its lanes, the slow vector unit's
+integer and FP lanes and their FP sub-units, the LDS unit, the register files and the
+instruction memory banks.
+
 The other parts (scalar and buffer memory paths, atomics, operand latches...) are states and
 datapaths inside the top module, not submodules; they are not audited structurally (their
 instructions decode as illegal and trap when dropped).
@@ -172,11 +177,19 @@ def _span(msb, lsb) -> int:
 def parse_verilog(text: str, top: str = TOP) -> Hierarchy:
     """Parse ``text`` and return its module hierarchy under module ``top``.
 
+    The last few texts' hierarchies are kept (parsing the pipelined unit's Verilog takes
+    pyverilog several seconds; an audit against several plans parses it once).
+
     Raises
     ------
     AuditError
         The text does not parse, or has no module ``top``.
     """
+    return _parse_verilog(text, top)
+
+
+@functools.lru_cache(maxsize=4)
+def _parse_verilog(text: str, top: str) -> Hierarchy:
     ast, pyparser = _pyverilog()
     if "`" in text:
         raise AuditError("the Verilog has preprocessor directives; emitted Verilog has none")
@@ -319,7 +332,8 @@ def _audit_fp(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: BuildPlan,
 
 def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: str = TOP,
           strict: bool = True) -> Audit:
-    """Check the Verilog ``text`` of ``ComputeUnit(config)`` against its build plan.
+    """Check the Verilog ``text`` of the unit of ``config`` (``ComputeUnit``, or
+    ``PipelinedComputeUnit`` when ``config.pipeline``) against its build plan.
 
     Parameters
     ----------
@@ -349,6 +363,17 @@ def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: st
     def check(subject: str, expected: str, found: str, ok: bool | None = None) -> None:
         checks.append(Check(subject, expected, found, expected == found if ok is None else ok))
 
+    (_audit_pipelined if config.pipeline else _audit_multicycle)(h, root, config, plan, check)
+    result = Audit(h, tuple(checks))
+    if strict and not result.ok:
+        raise AuditError("the Verilog does not match the build plan: " + "; ".join(
+            f"{c.subject}: expected {c.expected}, found {c.found}" for c in result.failures))
+    return result
+
+
+def _audit_multicycle(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: BuildPlan,
+                      check) -> None:
+    """The checks of the multi-cycle :class:`~gpgpu_hdl.cu.core.ComputeUnit`."""
     # top-level units
     kept = set(plan.kept)
     for inst, part in (("decoder", None), ("salu", "salu")):
@@ -415,8 +440,128 @@ def audit(text: str, config: CuConfig, plan: BuildPlan | None = None, *, top: st
           f"{vgpr_bits // (64 * 32)} x 64 x 32 bits in {banks} bank(s)", vgpr_bits == want)
     check("instruction memory", f"{config.imem_bytes // 4} x 32 bits", _memory(mems.get("imem")))
 
-    result = Audit(h, tuple(checks))
-    if strict and not result.ok:
-        raise AuditError("the Verilog does not match the build plan: " + "; ".join(
-            f"{c.subject}: expected {c.expected}, found {c.found}" for c in result.failures))
-    return result
+
+# --- the pipelined unit -----------------------------------------------------------------------
+
+#: The blocks every :class:`~gpgpu_hdl.cu.pipelined.PipelinedComputeUnit` instantiates in its
+#: top module, whatever the plan: the decoder, the SGPR file, the scalar ALU, the vector unit
+#: (fast lanes) and its VGPR file, the slow vector unit, the buffer unit, the wave launcher
+#: and the grid walker.
+PIPELINED_BLOCKS = ("decoder", "sgprs", "salu", "valu", "vgprs", "slow", "lsu", "launcher",
+                    "grid")
+
+
+def _numbered(info: ModuleInfo | None, prefix: str) -> list[str]:
+    """The instances of ``info`` called ``prefix`` and a number, in numeric order."""
+    if info is None:
+        return []
+    pattern = re.compile(re.escape(prefix) + r"(\d+)")
+    return sorted((i for i in info.instances if pattern.fullmatch(i)),
+                  key=lambda i: int(pattern.fullmatch(i)[1]))
+
+
+def _bits_under(h: Hierarchy, prefix: str) -> tuple[int, int]:
+    """Bits of the memories of the instances ``prefix0``, ``prefix1``... (``"vgprs.bank"``),
+    and how many of those instances hold one."""
+    pattern = re.compile(re.escape(prefix) + r"\d+\.[^.]+")
+    mems = [m for path, m in h.memories().items() if pattern.fullmatch(path)]
+    owners = {path.rsplit(".", 1)[0] for path in h.memories() if pattern.fullmatch(path)}
+    return sum(m.bits for m in mems), len(owners)
+
+
+def _audit_pipelined(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: BuildPlan,
+                     check) -> None:
+    """The checks of the :class:`~gpgpu_hdl.cu.pipelined.PipelinedComputeUnit`.
+
+    The unit: every block of :data:`PIPELINED_BLOCKS` instantiated in the top module (the
+    multi-cycle unit's Verilog fails here). What the plan changes in its hierarchy: the LDS
+    unit (``lds`` with its queues) exactly when the ``lds`` part is kept, of ``lds_bytes``;
+    the slow vector unit's integer lanes (``slow.int0``...) when the plan has VALU integer
+    operations and its FP lanes (``slow.fp0``..., as many as the integer lanes) when it has
+    FP32 ones, each with exactly the FP sub-units :func:`fp_units` names (a dropped ``fp_*``
+    part has no submodule). What it does not: the fast lanes (``valu.lane0``...) are built
+    whole, so a dropped ``multiplier``, ``shifter64`` or ``funnel`` is only decoded as
+    illegal (it traps) there.
+    Sizes: ``lanes`` fast lanes and VGPR-file lanes, the VGPR file's banks holding
+    ``wave_slots * vgprs`` 64-lane registers, the three SGPR-file read copies each
+    ``wave_slots * sgprs`` registers at least, and the two instruction-memory banks
+    ``imem_bytes``.
+    """
+    blocks = [b for b in PIPELINED_BLOCKS if b in root.instances]
+    multicycle = [i for i in root.instances if _LANE.fullmatch(i)]
+    check("unit", "PipelinedComputeUnit",
+          "PipelinedComputeUnit" if len(blocks) == len(PIPELINED_BLOCKS) else
+          ("ComputeUnit (multi-cycle: " + _lanes(sorted(multicycle, key=_number)) + ")"
+           if multicycle else "missing " + ", ".join(b for b in PIPELINED_BLOCKS
+                                                     if b not in blocks)))
+
+    # the lanes
+    wanted = [f"lane{j}" for j in range(config.lanes)]
+    for block, what in (("valu", "fast lanes"), ("vgprs", "VGPR file lanes")):
+        found = _numbered(h.at(block), "lane")
+        check(f"{what} ({block})", f"{len(wanted)} ({_lanes(wanted)})",
+              f"{len(found)} ({_lanes(found)})", found == wanted)
+
+    # the slow vector unit: integer lanes, FP lanes and their sub-units
+    slow = h.at("slow")
+    ints, fps = _numbered(slow, "int"), _numbered(slow, "fp")
+    width = max(len(ints), len(fps))
+    want_ints = [f"int{j}" for j in range(width)] if plan.valu_ops else []
+    want_fps = [f"fp{j}" for j in range(width)] if plan.fp_ops else []
+    check("slow unit, integer lanes",
+          "1, 2 or 4" if plan.valu_ops else "none (no VALU integer operation)",
+          f"{len(ints)} ({_lanes(ints)})", ints == want_ints and width in (
+              (1, 2, 4) if plan.valu_ops or plan.fp_ops else (0,)))
+    check("slow unit, FP lanes (part fp_*)",
+          "one per integer lane" if plan.fp_ops and plan.valu_ops else
+          "1, 2 or 4" if plan.fp_ops else "none (no FP32 instruction)",
+          f"{len(fps)} ({_lanes(fps)})", fps == want_fps and (width in (1, 2, 4)
+                                                           or not plan.fp_ops))
+    expected = frozenset(fp_units(plan))
+    groups: dict[frozenset[str], list[str]] = {}
+    for inst in fps:
+        info = h.at(f"slow.{inst}")
+        units = set(info.instances) if info else set()
+        arith = h.at(f"slow.{inst}.arith")
+        if arith is not None:
+            units |= {f"arith.{sub}" for sub in arith.instances}
+        groups.setdefault(frozenset(units), []).append(f"slow.{inst}")
+    for units, insts in groups.items():
+        check(f"sub-units of {_lanes(insts)}", _names(expected), _names(units))
+
+    # the LDS
+    lds_blocks = sorted(i for i in root.instances if i == "lds" or i.startswith("lds_"))
+    bits, banks = _bits_under(h, "lds.bank")
+    if plan.lds and config.lds_bytes:
+        check("part lds (kept)", f"{config.lds_bytes // 4} x 32 bits",
+              f"{bits // 32} x 32 bits in {banks} bank(s)" if "lds" in root.instances
+              else "absent", bits == config.lds_bytes * 8)
+    else:
+        check("part lds (dropped)", "no lds unit", "no lds unit" if not lds_blocks
+              else ", ".join(lds_blocks))
+
+    # the register files and the instruction memory
+    bits, banks = _bits_under(h, "vgprs.bank")
+    regs = config.wave_slots * config.vgprs
+    check("VGPR file", f"{regs} x 64 x 32 bits ({config.vgprs} VGPRs x {config.wave_slots} "
+          "waves)", f"{bits // (64 * 32)} x 64 x 32 bits in {banks} bank(s)",
+          bits == regs * 64 * 32)
+    copies = _numbered(h.at("sgprs"), "copy")
+    sizes = [sum(m.bits for path, m in h.memories().items()
+                 if path.startswith(f"sgprs.{c}.")) for c in copies]
+    need = config.wave_slots * config.sgprs * 32
+    check("SGPR file", f"3 read copies of at least {need // 32} x 32 bits ({config.sgprs} "
+          f"SGPRs x {config.wave_slots} waves)",
+          f"{len(copies)} read copies of " + (", ".join(sorted({str(b // 32) for b in sizes}))
+                                              or "0") + " x 32 bits",
+          len(copies) == 3 and all(b >= need for b in sizes))
+    mems = {m.name: m for m in root.memories}
+    imem = [mems[name] for name in ("imem0", "imem1") if name in mems]
+    words = sum(m.depth for m in imem if m.width == 32)
+    check("instruction memory", f"{config.imem_bytes // 4} x 32 bits in 2 banks",
+          f"{words} x 32 bits in {len(imem)} bank(s)",
+          len(imem) == 2 and words == config.imem_bytes // 4)
+
+
+def _number(name: str) -> int:
+    return int(re.search(r"\d+$", name)[0])

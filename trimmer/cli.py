@@ -34,7 +34,7 @@ from gpgpu_hdl.isa.table import OpClass, Unit
 from gpgpu_hdl.toolchain import atomic_write
 
 from .audit import Audit, Hierarchy, audit
-from .emit import TOP, emit_verilog
+from .emit import STYLE, TOP, emit_verilog, unit_name, unit_resources, unit_title
 from .policy import Full, Trim, TrimError, full_unit, part_members, trim
 from .profile import Profile
 
@@ -84,7 +84,9 @@ def parse_config(items: typing.Iterable[str]) -> CuConfig:
     try:
         return CuConfig(**values)
     except ConfigError as exc:
-        raise TrimError(f"--config: {exc}") from None
+        hint = (" (give --config lanes=4, 8 or 16)"
+                if values.get("pipeline") and "lanes" in str(exc) else "")
+        raise TrimError(f"--config: {exc}{hint}") from None
 
 
 def select_kernels(profile: Profile, names: typing.Iterable[str]) -> Profile:
@@ -172,7 +174,7 @@ def print_profile(profile: Profile, out: Console) -> None:
 
 
 def _resources(config: CuConfig) -> dict:
-    res = config.resources()
+    res = unit_resources(config)
     return {"ebr": res.ebr, "vgpr_ebr": res.vgpr_ebr, "sgpr_ebr": res.sgpr_ebr,
             "lds_ebr": res.lds_ebr, "imem_ebr": res.imem_ebr}
 
@@ -183,7 +185,14 @@ def _decoder(t: Trim) -> dict:
                         "trimmed": len(decode_entries(t.plan.profile))}}
 
 
+def _unit(config: CuConfig) -> dict:
+    """What the JSON report says of the unit a configuration builds."""
+    return {"class": unit_name(config), "pipeline": config.pipeline,
+            "lanes": config.lanes, "style": STYLE if config.pipeline else None}
+
+
 def print_trim(t: Trim, out: Console) -> None:
+    out.print(f"Unit: {unit_title(t.config)}")
     parts = _table("Parts", "part", "decision", "why")
     for d in t.decisions:
         parts.add_row(d.part, "kept" if d.kept else "dropped", d.reason)
@@ -192,12 +201,14 @@ def print_trim(t: Trim, out: Console) -> None:
     sizing = _table("Sizing", "", "base", "trimmed", "why", right=("base", "trimmed"))
     for name, s in t.sizing.items():
         sizing.add_row(name, str(s["base"]), str(s["trimmed"]), s["reason"])
-    base_res, res = t.base.resources(), t.config.resources()
+    base_res, res = unit_resources(t.base), unit_resources(t.config)
     sizing.add_row("block RAM (EBR)", str(base_res.ebr), str(res.ebr),
-                   f"estimate: VGPRs {res.vgpr_ebr}, SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, "
-                   f"instructions {res.imem_ebr}")
+                   f"estimate for {unit_name(t.config)}: VGPRs {res.vgpr_ebr}, SGPRs "
+                   f"{res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}")
     out.print(sizing)
 
+    if t.config.pipeline:
+        out.print(_PIPELINED_NOTE)
     dec = _decoder(t)
     out.print(f"Decoder: {dec['instructions']['trimmed']} of {dec['instructions']['base']} "
               f"instructions, {dec['entries']['trimmed']} of {dec['entries']['base']} entries "
@@ -205,6 +216,13 @@ def print_trim(t: Trim, out: Console) -> None:
     if t.unsupported:
         out.print("[bold]Not implemented, would trap[/]: " + "; ".join(
             f"{m} ({', '.join(k)})" for m, k in t.unsupported.items()))
+
+
+#: What trimming changes in the pipelined unit, and what not.
+_PIPELINED_NOTE = (
+    "Pipelined unit: the LDS unit and the slow unit's FP and integer lanes follow the parts; "
+    "the fast lanes are built whole, so a dropped multiplier, shifter or funnel only decodes "
+    "as illegal (traps)")
 
 
 def _tree(h: Hierarchy) -> str:
@@ -335,7 +353,8 @@ def measure_area(texts: dict[str, str], targets: typing.Iterable[str],
                    "--drop fp_add ... -o int16.v.")
 @click.option("--config", "overrides", multiple=True, metavar="NAME=VALUE",
               help="Base configuration (what is trimmed; fields of CuConfig), e.g. "
-                   "--config lanes=4 --config wave_slots=2, or --config lanes=4,wave_slots=2.")
+                   "--config lanes=4 --config wave_slots=2, or --config lanes=4,wave_slots=2. "
+                   "--config pipeline=true writes the pipelined unit (lanes=4, 8 or 16).")
 @click.option("--lds-bytes", metavar="N",
               help="LDS size of the trimmed unit (default: the kernels' static LDS, rounded "
                    "up to a power of two).")
@@ -392,7 +411,7 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     data: dict = {"version": __version__, "files": list(kernels),
                   "kernels": [f"{k.file}:{k.name}" for k in profile.kernels],
                   "keep": list(keep), "drop": list(drop), "full": full,
-                  "profile": profile.to_dict(), "trim": t.to_dict(),
+                  "unit": _unit(t.config), "profile": profile.to_dict(), "trim": t.to_dict(),
                   "resources": {"base": _resources(t.base), "trimmed": _resources(t.config)},
                   "decoder": _decoder(t), "output": None, "audit": None, "area": None}
     # the unit written by -o (or, for --area alone, the trimmed one) is audited and printed
@@ -411,31 +430,34 @@ def trim_command(kernels: tuple[str, ...], output: str | None, report: str | Non
     audits: dict[str, Audit] = {}
     with StepStatus() as status:
         for u in units:
-            status(f"elaborating the {u} unit")
+            status(f"elaborating the {u} unit ({unit_name(configs[u][0])})")
             texts[u] = emit_verilog(configs[u][0])
             status(f"auditing the {u} unit's Verilog")
             audits[u] = audit(texts[u], *configs[u])
     for u in units:
         if u == unit:
-            print_audit(audits[u], f"the {u} unit", out)
+            print_audit(audits[u], f"the {u} unit ({unit_name(configs[u][0])})", out)
         else:
             out.print(f"Audit of the {u} unit: passed ({len(audits[u].checks)} checks)")
     if units:
         data["audit"] = {u: a.to_dict() for u, a in audits.items()}
         if output:
-            data["output"] = _write_unit(output, texts[unit], audits[unit], unit, out)
+            data["output"] = _write_unit(output, texts[unit], audits[unit], unit,
+                                         configs[unit][0], out)
     else:
         out.print("No Verilog written (give -o cu.v); no area measured (--area).")
     _finish(data, texts if area else None, xilinx, report, out)
 
 
-def _write_unit(output: str, text: str, checked: Audit, unit: str, out: Console) -> dict:
-    """Write the audited Verilog of ``unit``; what the report says of it."""
+def _write_unit(output: str, text: str, checked: Audit, unit: str, config: CuConfig,
+                out: Console) -> dict:
+    """Write the audited Verilog of ``unit`` (built from ``config``); what the report says of
+    it."""
     atomic_write(output, text)
     size, modules = len(text.encode()), len(checked.hierarchy.modules)
-    out.print(f"Wrote {output}: the {unit} unit, {size} bytes, {modules} modules, audit "
-              f"passed ({len(checked.checks)} checks)")
-    return {"path": output, "unit": unit, "bytes": size,
+    out.print(f"Wrote {output}: the {unit} unit, {unit_title(config)}, {size} bytes, "
+              f"{modules} modules, audit passed ({len(checked.checks)} checks)")
+    return {"path": output, "unit": unit, "class": unit_name(config), "bytes": size,
             "sha256": hashlib.sha256(text.encode()).hexdigest(), "modules": modules}
 
 
@@ -457,11 +479,12 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
                   xilinx: bool) -> None:
     """``trim --full`` without kernels: the base unit less the ``--drop`` parts."""
     out = console()
+    out.print(f"Unit: {unit_title(f.config)}")
     parts = _table("Parts", "part", "decision", "why")
     for d in f.decisions:
         parts.add_row(d.part, "kept" if d.kept else "dropped", d.reason)
     out.print(parts)
-    res, base_res = f.config.resources(), f.base.resources()
+    res, base_res = unit_resources(f.config), unit_resources(f.base)
     entries = len(decode_entries(f.plan.profile))
     if f.drop:
         base_entries = len(decode_entries(f.base_plan.profile))
@@ -472,10 +495,14 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
     else:
         out.print(f"Full unit: {len(f.plan.profile)} instructions ({entries} decoder entries)")
     than_base = f" (base unit {base_res.ebr})" if f.drop else ""
-    out.print(f"Block RAM about {res.ebr} EBR{than_base}: VGPRs {res.vgpr_ebr}, "
-              f"SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}")
+    out.print(f"Block RAM of the {unit_name(f.config)} about {res.ebr} EBR{than_base}: VGPRs "
+              f"{res.vgpr_ebr}, SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions "
+              f"{res.imem_ebr}")
+    if f.config.pipeline:
+        out.print(_PIPELINED_NOTE)
     data: dict = {"version": __version__, "files": [], "kernels": [], "keep": [],
-                  "drop": list(f.drop), "full": True, "profile": None, "trim": None,
+                  "drop": list(f.drop), "full": True, "unit": _unit(f.config),
+                  "profile": None, "trim": None,
                   "full_unit": f.to_dict(),
                   "parts": {d.part: {"kept": d.kept, "reason": d.reason} for d in f.decisions},
                   "resources": {"base": _resources(f.base), "full": _resources(f.config)},
@@ -483,14 +510,14 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
     text = None
     if output or area:
         with StepStatus() as status:
-            status("elaborating the full unit")
+            status(f"elaborating the full unit ({unit_name(f.config)})")
             text = emit_verilog(f.config)
             status("auditing the full unit's Verilog")
             checked = audit(text, f.config, f.plan)
-        print_audit(checked, "the full unit", out)
+        print_audit(checked, f"the full unit ({unit_name(f.config)})", out)
         data["audit"] = {"full": checked.to_dict()}
     if output:
-        data["output"] = _write_unit(output, text, checked, "full", out)
+        data["output"] = _write_unit(output, text, checked, "full", f.config, out)
     elif not area:
         out.print("No Verilog written (give -o cu.v); no area measured (--area).")
     # with --area: the base unit against the one written, what --drop saves
