@@ -24,9 +24,15 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 * **landing**: each request's operands (always taken, as the VGPR file gives them) into a
   FIFO of whole passes (``A`` for the first request, ``B`` for the second): the sequencer
   asks for a pass only when its place is free, and keeps enough passes in flight to cover
-  the VGPR file's latency (:func:`landing_depth`);
-* **walker**: the job's active lanes in order, one dword a cycle: the lane's words (a
-  ``lanes``:1 multiplexer on the landing FIFO's head) into the address pipeline; a lane of an
+  the VGPR file's latency (:func:`landing_depth`). A's address words (``vaddr``,
+  ``vaddr + 1``) go into a LUT RAM per lane, read in the walker's cycle; every request's
+  three words into a block RAM of a pass a row (:class:`~gpgpu_hdl.cu.landing.LandingRam`),
+  from which the op's data word (A's ``vdata`` for a lane's first dword, B's for the others)
+  reaches the address pipeline at M1;
+* **walker**: the job's active lanes in order, one dword a cycle: the lane's address words
+  (a ``lanes``:1 multiplexer on the landing FIFO's head, in two registered steps: the lane
+  of each group of four, then the group) and its data word (the same select on the block
+  RAM's row, two cycles later) into the address pipeline; a lane of an
   x2-x4 access stays for as many cycles as it has dwords (a cmpswap lane two: its data,
   then its compare value, with the lane's address both times). The final job's last dword is
   the instruction's *last* (a marker job is one cycle, and last). An atomic lane's first op
@@ -78,6 +84,7 @@ from .atomic import atomic_value
 from .core import LoadTraceLayout, MemRequest, MemResponse
 from .decode import AtomicOp, MemKind
 from .dsp import Mul18, check_style
+from .landing import LandingRam
 from .vgpr_file import vgpr_layouts
 
 __all__ = ["BUFFER_ATOMICS", "BufferUnit", "buffer_issue_layout", "issue_control",
@@ -162,6 +169,9 @@ class BufferUnit(wiring.Component):
         The atomic operations built (:data:`BUFFER_ATOMICS`; e.g. the build plan's
         ``vmem_atomics``); another gives 0 as the new value. Without any, the atomic engine
         is not built and atomics must not be issued.
+    ram : str or None
+        How the landing block RAM is built (a :class:`~gpgpu_hdl.cu.landing.LandingRam`
+        style); ``dsp``'s when None.
 
     Members
     -------
@@ -210,7 +220,8 @@ class BufferUnit(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64, depth: int = 32,
-                 dsp: str = "generic", atomics: frozenset = BUFFER_ATOMICS) -> None:
+                 dsp: str = "generic", atomics: frozenset = BUFFER_ATOMICS,
+                 ram: str | None = None) -> None:
         if lanes not in _LANES:
             raise ValueError(f"lanes must be one of 4, 8, 16, not {lanes}")
         if slots < 1 or slots > 16 or vgprs < 4 or vgprs > 256 or depth < 3:
@@ -220,6 +231,7 @@ class BufferUnit(wiring.Component):
             raise ValueError(f"atomics must be buffer atomic operations (BUFFER_ATOMICS), not "
                              f"{', '.join(sorted(str(op) for op in atomics))}")
         self._dsp = check_style(dsp)
+        self._ram = self._dsp if ram is None else check_style(ram, "ram style")
         self._atomics = frozenset(atomics)
         self._lanes, self._slots, self._vgprs, self._depth = lanes, slots, vgprs, depth
         self._passes = 64 // lanes
@@ -273,7 +285,9 @@ class BufferUnit(wiring.Component):
 
         # what the walker needs of an instruction, per pass (a job)
         job_layout = data.StructLayout({
-            "slot": slot_shape, "pass_": range(passes), "exec": lanes, "reads": 1, "two": 1,
+            "slot": slot_shape, "pass_": range(passes), "exec": lanes,
+            "first": range(lanes),  # the lowest lane in exec
+            "reads": 1, "two": 1,
             "marker": 1, "final": 1, "store": 1, "dwords": range(1, 5), "size": range(5),
             "signed": 1,
             "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "vdata": reg_shape,
@@ -309,6 +323,7 @@ class BufferUnit(wiring.Component):
         q_need0 = Signal(name="q_need0")           # vaddr is read
         q_need1 = Signal(name="q_need1")           # vaddr + 1 is read
         q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
+        q_first = Signal(passes * (lanes - 1).bit_length(), name="q_first")  # their lowest
         l_used = Signal(range(land + 1), name="l_used")    # passes asked for, not yet walked
 
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=4)
@@ -327,6 +342,7 @@ class BufferUnit(wiring.Component):
         job = Signal(job_layout, name="q_job")
         m.d.comb += [
             job.slot.eq(q.slot), job.pass_.eq(q_pass), job.exec.eq(exec_p),
+            job.first.eq(q_first.word_select(q_pass, (lanes - 1).bit_length())),
             job.final.eq(~(q_any >> 1 >> q_pass).any()),
             job.reads.eq(reads), job.two.eq(two), job.store.eq(q_store),
             job.dwords.eq(q.dwords), job.size.eq(q.size), job.signed.eq(q.signed),
@@ -338,7 +354,7 @@ class BufferUnit(wiring.Component):
             job.atomic.eq(q_atomic), job.op.eq(q.atomic), job.glc.eq(q.glc),
             jobs.w_data.eq(job),
         ]
-        rq = Signal(read_layout, name="q_request")
+        rq = data.View(read_layout, Signal(read_layout.size, name="q_request"))
         m.d.comb += [rq.slot.eq(q.slot), rq.pass_.eq(q_pass), requests.w_data.eq(rq),
                      route.w_data.eq(q_half)]
         with m.If(~q_half):
@@ -375,9 +391,11 @@ class BufferUnit(wiring.Component):
             with m.State("IDLE"):
                 take_issue()
             with m.State("PREP1"):
-                # base + SOFFSET, NUM_RECORDS - SOFFSET
+                # base + SOFFSET, NUM_RECORDS - SOFFSET; each pass's lowest lane in EXEC
                 m.d.sync += [q_base.eq(Cat(vsharp[:32], vsharp[32:48]) + q.soffset),
-                             q_limit.eq(records - q.soffset)]
+                             q_limit.eq(records - q.soffset),
+                             q_first.eq(Cat(_ffs(q.exec.word_select(p, lanes), lanes)
+                                            for p in range(passes)))]
                 m.next = "PREP2"
             with m.State("PREP2"):
                 # + OFFSET for addr64 (otherwise the offset is part of the buffer offset); a
@@ -394,7 +412,7 @@ class BufferUnit(wiring.Component):
                     m.d.comb += [requests.w_en.eq(requests.w_rdy), route.w_en.eq(requests.w_rdy),
                                  advance.eq(requests.w_rdy)]
                     m.d.sync += q_half.eq(~requests.w_rdy)
-                with m.Elif(~exec_p.any()):
+                with m.Elif(~q_any.bit_select(q_pass, 1)):    # (exec_p.any(), registered)
                     m.d.comb += advance.eq(1)
                 with m.Elif(jobs.w_rdy & (~reads | ((l_used < land) & requests.w_rdy))):
                     m.d.comb += jobs.w_en.eq(1)
@@ -420,7 +438,11 @@ class BufferUnit(wiring.Component):
         # of their own (one write enable for every lane's memories was 6.7 ns of routing) ----
         arriving = Cat(self.operands.valid & ~route.r_data, self.operands.valid & route.r_data)
         m.d.comb += route.r_en.eq(self.operands.valid)
-        o_data = Signal.like(self.operands.payload.data, name="o_data")
+        # (a plain register viewed as the operands' layout: Amaranth names a layout signal's
+        # elements, ``o_data[2]``, and Yosys' ABC9 fails on those names beside the register's
+        # own bits, as YosysHQ/yosys#4349)
+        o_layout = self.operands.payload.data.shape()
+        o_data = data.View(o_layout, Signal(o_layout.size, name="o_data"))
         o_we = Signal(2, name="o_we")
         m.d.sync += [o_data.eq(self.operands.payload.data), o_we.eq(arriving)]
         l_wptr = [Signal(range(land), name=f"l_wptr_{x}") for x in "ab"]
@@ -438,13 +460,28 @@ class BufferUnit(wiring.Component):
             m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
             m.d.sync += [l_rptr[x].eq(l_rnext[x]),
                          l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])]
-        lane_words = Signal(data.ArrayLayout(data.ArrayLayout(32, 2 * SOURCES), lanes))
+        # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
+        # in the walker's cycle
+        # (a plain signal viewed as an array, as ``o_data``)
+        words_layout = data.ArrayLayout(data.ArrayLayout(32, 2), lanes)
+        lane_words = data.View(words_layout, Signal(words_layout.size, name="lane_words"))
         for lane in range(lanes):
             m.submodules[f"land{lane}"] = landing = _LaneLanding(land, copy=lane)
-            m.d.comb += [landing.data.eq(Cat(o_data[i][lane] for i in range(SOURCES))),
-                         landing.we.eq(arriving), landing.rnext.eq(Cat(*l_rnext)),
-                         landing.wptr.eq(Cat(*l_wptr)),
+            m.d.comb += [landing.data.eq(Cat(o_data[i][lane] for i in range(2))),
+                         landing.we.eq(arriving[0]), landing.rnext.eq(l_rnext[0]),
+                         landing.wptr.eq(l_wptr[0]),
                          lane_words[lane].eq(landing.words)]
+        # every request's three words of every lane, a row per pass of A (rows 0 to land - 1)
+        # and of B (rows land to 2 * land - 1), in block RAM: the data words, read in the
+        # walker's cycle and needed only at M1
+        m.submodules.land_data = l_ram = LandingRam(width=lanes * 32 * SOURCES,
+                                                    depth=2 * land, style=self._ram)
+        l_wrow = Signal(range(2 * land), name="l_wrow")
+        m.d.sync += l_wrow.eq(Mux(arriving[1], land + l_wptr[1], l_wptr[0]))
+        m.d.comb += [l_ram.write_addr.eq(l_wrow), l_ram.write_en.eq(o_we.any()),
+                     l_ram.write_data.eq(Cat(Cat(o_data[i][lane] for i in range(SOURCES))
+                                             for lane in range(lanes))),
+                     l_ram.read_en.eq(1)]
 
         # --- walker: the job's active lanes, a dword a cycle ------------------------------------
         w_busy = Signal(name="w_busy")
@@ -479,7 +516,7 @@ class BufferUnit(wiring.Component):
             rest = head.exec & (head.exec - 1)
             m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0), w_rest.eq(rest),
                          w_last.eq(head.marker | ((head.dwords == 1) & (rest == 0)))]
-            m.d.comb += w_lane_next.eq(_ffs(head.exec, lanes))
+            m.d.comb += w_lane_next.eq(head.first)
         with m.Elif(done):
             m.d.sync += w_busy.eq(0)
         with m.If(emit & ~done):
@@ -493,24 +530,31 @@ class BufferUnit(wiring.Component):
                              w_last.eq((w_k + 2 == w_job.dwords) & (w_rest == 0))]
         m.d.sync += w_lane.eq(w_lane_next)
 
-        # W1: the op, and its lane's words (registered every cycle; ``valid`` says whether).
-        # The lane select is a 16:1 multiplexer per bit of six words: each word's group of four
-        # lanes has a copy of the select of its own (reset-less, each powering on with a value
-        # of its own so that Yosys keeps them apart), so that no register drives a thousand
-        # multiplexer inputs
-        groups = max(1, lanes // 4)
-        here = []
-        for w in range(2 * SOURCES):
-            picks = []
+        # W1: the op, and its lane's address words (registered every cycle; ``valid`` says
+        # whether), the lane select in two steps: here the lane of each group of four (each
+        # word's group has a copy of the select of its own, reset-less, each powering on with
+        # a value of its own so that Yosys keeps them apart), at A1 the group
+        groups = lanes // 4
+        w1_vg = [[Signal(32, name=f"w1_v{w}_{g}") for g in range(groups)] for w in range(2)]
+        for w in range(2):
             for g in range(groups):
-                sel = Signal(range(lanes), name=f"w_sel{w}_{g}", reset_less=True,
-                             init=(w * groups + g) % lanes)
-                m.d.sync += sel.eq(w_lane_next)
-                if g == 0:
-                    high = sel[2:]
-                picks.append(Array(lane_words[4 * g + i][w]
-                                   for i in range(min(4, lanes)))[sel[:2]])
-            here.append(Array(picks)[high] if groups > 1 else picks[0])
+                sel = Signal(2, name=f"w_sel{w}_{g}", reset_less=True, init=(w * groups + g) % 4)
+                m.d.sync += [sel.eq(w_lane_next[:2]),
+                             w1_vg[w][g].eq(Array(lane_words[4 * g + i][w]
+                                                  for i in range(4))[sel])]
+        w1_group = Signal(range(groups), name="w1_group", reset_less=True)
+        m.d.sync += w1_group.eq(w_lane[2:])
+        w1_v = [Array(w1_vg[w])[w1_group] if groups > 1 else w1_vg[w][0] for w in range(2)]
+        # the op's data word, from the landing block RAM: its row (A's for the op k = 0, whose
+        # word is VDATA, the third; B's for k = 1 to 3, words 0 to 2) read in the walker's
+        # cycle, on the RAM's output two cycles later (at A1), the word of each group's lane
+        # selected into registers (A2), the group's at M1
+        m.d.comb += l_ram.read_addr.eq(Mux(w_k != 0, land + l_rptr[1], l_rptr[0]))
+        d_sel = [Signal(4, name=f"d_sel{g}", reset_less=True, init=g) for g in range(groups)]
+        a2_dg = [Signal(32, name=f"a2_d{g}") for g in range(groups)]
+        ram_words = data.View(data.ArrayLayout(data.ArrayLayout(32, SOURCES), lanes),
+                              l_ram.read_data)
+
         op = Signal(op_layout, name="w_op")
         for name in ("store", "slot", "pass_", "size", "signed", "offen", "idxen", "addr64",
                      "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
@@ -530,25 +574,25 @@ class BufferUnit(wiring.Component):
             return v, r
 
         w1_valid, w1 = stage("w1", emit, op)
-        w1_v = [Signal(32, name=f"w1_v{i}") for i in range(2)]
-        w1_d = [Signal(32, name=f"w1_d{i}") for i in range(4)]
-        m.d.sync += [w1_v[0].eq(here[0]), w1_v[1].eq(here[1]), w1_d[0].eq(here[2]),
-                     w1_d[1].eq(here[3]), w1_d[2].eq(here[4]), w1_d[3].eq(here[5])]
+        # the data word's select at A1: the lane in its group, the word in the row
+        for g in range(groups):
+            m.d.sync += d_sel[g].eq(Cat(w1.lane[:2], Mux(w1.k == 0, 2, (w1.k - 1)[:2])))
 
         # A1: index, offset, the dword's data, the addr64 pair
         a1_valid, a1 = stage("a1", w1_valid, w1)
         a1_index = Signal(32, name="a1_index")
         a1_off = Signal(32, name="a1_off")
         a1_x64 = Signal(48, name="a1_x64")
-        a1_data = Signal(32, name="a1_data")
         lane_id = Cat(w1.lane, w1.pass_) if passes > 1 else w1.lane
         m.d.sync += [
             a1_index.eq(Mux(w1.idxen, w1_v[0], 0) + Mux(w1.add_tid, lane_id, 0)),
             a1_off.eq(w1.offset + Mux(w1.offen, Mux(w1.idxen, w1_v[1], w1_v[0]), 0)),
             a1_x64.eq(Cat(w1_v[0], w1_v[1][:16])),
-            a1_data.eq(Mux(w1.k[1], Mux(w1.k[0], w1_d[3], w1_d[2]),
-                           Mux(w1.k[0], w1_d[1], w1_d[0]))),
         ]
+        for g in range(groups):
+            words = [Array(ram_words[4 * g + i][j] for j in range(SOURCES))[d_sel[g][2:]]
+                     for i in range(4)]
+            m.d.sync += a2_dg[g].eq(Array(words)[d_sel[g][:2]])
 
         # A2: the multiplier's operand (index, or index / index_stride when swizzled), the
         # swizzle's terms below the multiply, the structured range check
@@ -575,16 +619,16 @@ class BufferUnit(wiring.Component):
         m.submodules.mul_lo, m.submodules.mul_hi = mul_lo, mul_hi
         m.d.comb += [mul_lo.a.eq(a2_mul[:16]), mul_hi.a.eq(a2_mul[16:]),
                      mul_lo.b.eq(a2.stride), mul_hi.b.eq(a2.stride)]
-        carry = [a2_off, a2_small, a2_ok, a1_x64, a1_data]
+        a2_data = Array(a2_dg)[a2.lane[2:]] if groups > 1 else a2_dg[0]
+        carry = [a2_off, a2_small, a2_ok, a1_x64, a2_data]
         m1_valid, m1 = stage("m1", a2_valid, a2)
         m1_carry = [Signal.like(s, name=f"m1_c{i}") for i, s in enumerate(carry)]
         m2_valid, m2 = stage("m2", m1_valid, m1)
         m2_carry = [Signal.like(s, name=f"m2_c{i}") for i, s in enumerate(carry)]
-        # a2_x64/a2_data: A1's values a stage later
+        # a2_x64: A1's value a stage later
         a2_x64 = Signal(48, name="a2_x64")
-        a2_data = Signal(32, name="a2_data")
-        m.d.sync += [a2_x64.eq(a1_x64), a2_data.eq(a1_data)]
-        carry[3:] = [a2_x64, a2_data]
+        m.d.sync += a2_x64.eq(a1_x64)
+        carry[3] = a2_x64
         m.d.sync += [dst.eq(src) for dst, src in zip(m1_carry, carry, strict=True)]
         m.d.sync += [dst.eq(src) for dst, src in zip(m2_carry, m1_carry, strict=True)]
         m2_off, m2_small, m2_ok, m2_x64, m2_data = m2_carry
@@ -757,8 +801,7 @@ class BufferUnit(wiring.Component):
             x_op = Signal(AtomicOp, name="x_op")
             x_glc = Signal(name="x_glc")
             x_d0 = Signal(32, name="x_d0")          # VDATA (the lane's last op has VDATA + 1)
-            x_old = Signal(32, name="x_old")
-            m.d.comb += x_new.eq(atomic_value(m, x_op, x_old, x_d0, a7_req.data, atomics))
+            x_alu = atomic_value(m, x_op, self.rsp.payload.data, x_d0, a7_req.data, atomics)
             with m.FSM(name="atom") as atom:
                 with m.State("IDLE"), m.If(emit & w_job.atomic):
                     m.d.sync += [x_op.eq(w_job.op), x_glc.eq(w_job.glc)]
@@ -783,8 +826,9 @@ class BufferUnit(wiring.Component):
                                      x_zero.eq(1), x_last.eq(a7.last)]
                         m.next = "IDLE"
                 # every earlier request has been answered: this is the read's
+                # (the new value registered, from the answer: the write's data)
                 with m.State("ANSWER"), m.If(self.rsp.valid & answers.w_rdy):
-                    m.d.sync += x_old.eq(self.rsp.payload.data)
+                    m.d.sync += x_new.eq(x_alu)
                     m.next = "WRITE"
                 with m.State("WRITE"):
                     m.d.comb += [x_tag.eq(1), x_req.eq(1), x_write.eq(1), x_store.eq(1),
@@ -803,11 +847,11 @@ class BufferUnit(wiring.Component):
 
 
 class _LaneLanding(wiring.Component):
-    """One lane's landing memories: its words of the operands of the passes in flight, A
-    (``vaddr``, ``vaddr + 1``, ``vdata``) and B (``vdata + 1`` to ``vdata + 3``), ``depth``
-    passes each, written the cycle after they arrive and read by the walker.
+    """One lane's landing LUT RAM: its address words (``vaddr``, ``vaddr + 1``) of the A
+    operands of the passes in flight, ``depth`` passes, written the cycle after they arrive
+    and read by the walker.
 
-    The lane's write enables and pointers are registered in a copy of its own, reset-less
+    The lane's write enable and pointers are registered in a copy of its own, reset-less
     and powering on with a value of its own (``copy``) so that Yosys does not merge the lanes'
     copies into one register driving every lane's memories (see ``_LaneCollect`` in
     :mod:`~gpgpu_hdl.cu.vgpr_file`); whatever a copy writes in the first cycle after
@@ -815,44 +859,45 @@ class _LaneLanding(wiring.Component):
 
     Members
     -------
-    data : In(ArrayLayout(32, 3))
-        The lane's words of the operands that arrived in the cycle before.
-    we : In(2)
-        Operands arrive for A (bit 0) or B (bit 1), to be written in the next cycle.
-    wptr : In(ArrayLayout(range(depth), 2))
-        The entries of A and B they go to.
-    rnext : In(ArrayLayout(range(depth), 2))
-        The entries of A and B the walker reads in the next cycle.
-    words : Out(ArrayLayout(32, 6))
-        The entries being read: A's three words, then B's.
+    data : In(64)
+        The lane's address words of the operands that arrived in the cycle before
+        (``vaddr`` in the low half).
+    we : In(1)
+        Operands arrive for A, to be written in the next cycle.
+    wptr : In(range(depth))
+        The entry they go to.
+    rnext : In(range(depth))
+        The entry the walker reads in the next cycle.
+    words : Out(64)
+        The entry being read.
+
+    The data ports are plain 64-bit values, not arrays: Yosys' ABC9 fails on this module's
+    array ports (``words[0]``: ``GetSize(conn.first) == GetSize(conn.second)`` in
+    ``ABC_OPS_REINTEGRATE``, as YosysHQ/yosys#4349).
     """
 
     def __init__(self, depth: int, *, copy: int = 0):
         self._depth, self._copy = depth, copy
-        ptrs = data.ArrayLayout(range(depth), 2)
         super().__init__({
-            "data": In(data.ArrayLayout(32, SOURCES)),
-            "we": In(2),
-            "wptr": In(ptrs),
-            "rnext": In(ptrs),
-            "words": Out(data.ArrayLayout(32, 2 * SOURCES)),
+            "data": In(64),
+            "we": In(1),
+            "wptr": In(range(depth)),
+            "rnext": In(range(depth)),
+            "words": Out(64),
         })
 
     def elaborate(self, platform):
         m = Module()
-        ptrs = data.ArrayLayout(range(self._depth), 2)
-        layout = data.StructLayout({"we": 2, "wptr": ptrs, "rptr": ptrs})
+        layout = data.StructLayout({"we": 1, "wptr": range(self._depth),
+                                    "rptr": range(self._depth)})
         width = layout.size
         copy = Signal(width, name="control_copy", init=self._copy % (1 << width),
                       reset_less=True)
         control = data.View(layout, copy)
         m.d.sync += copy.eq(Cat(self.we, self.wptr, self.rnext))
-        for x, name in enumerate("ab"):
-            mem = memory.Memory(shape=32 * SOURCES, depth=self._depth, init=[])
-            m.submodules[f"mem_{name}"] = mem
-            w, r = mem.write_port(), mem.read_port(domain="comb")
-            m.d.comb += [w.en.eq(control.we[x]), w.addr.eq(control.wptr[x]),
-                         w.data.eq(self.data), r.addr.eq(control.rptr[x]),
-                         self.words.as_value()[x * 32 * SOURCES:(x + 1) * 32 * SOURCES]
-                         .eq(r.data)]
+        mem = memory.Memory(shape=64, depth=self._depth, init=[])
+        m.submodules.mem = mem
+        w, r = mem.write_port(), mem.read_port(domain="comb")
+        m.d.comb += [w.en.eq(control.we), w.addr.eq(control.wptr), w.data.eq(self.data),
+                     r.addr.eq(control.rptr), self.words.eq(r.data)]
         return m
