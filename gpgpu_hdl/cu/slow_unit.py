@@ -399,10 +399,7 @@ class SlowVectorUnit(wiring.Component):
         # operation that gives the word of this sweep
         kept = ~pair | Mux(dst_wide, (x_half ^ hi_first) == hi_round, x_half)
         last_op = (x_group == groups - 1) & (~pair | x_half)
-        # the result words a kept result goes to, one-hot (the capture's enables are then
-        # bits of a register)
-        cap_1h = Mux(feeding & kept, Const(1, groups) << x_group, 0)
-        track = Cat(feeding, kept, last_op, x_exec, cap_1h)
+        track = Cat(feeding, kept, last_op, x_exec, x_group)
         latency = ints[0].latency if ints else 1
         for n in range(latency):
             nxt = Signal(len(track), name=f"int_track{n}")
@@ -410,7 +407,7 @@ class SlowVectorUnit(wiring.Component):
             track = nxt
         out_valid, out_keep, out_last = track[0], track[1], track[2]
         out_exec = track[3:3 + width]
-        out_cap = track[3 + width:]
+        out_group = track[3 + width:]
 
         def capture_fp():
             lo = Cat(f.result for f in fps) if fps else Const(0, 32 * width)
@@ -419,15 +416,13 @@ class SlowVectorUnit(wiring.Component):
             return [res.word_select(x_group, 32 * width).eq(lo),
                     pass_flags.eq(Cat(pass_flags[width:], flag & x_exec))]
 
-        # the integer lanes' kept results, whatever the state (they come out in INT only)
-        int_lo = Cat(Mux(hi_round, a.result[32:], a.result[:32]) for a in ints) if ints \
-            else Const(0, 32 * width)
-        int_flag = Cat(a.flag for a in ints) if ints else Const(0, width)
-        with m.If(out_valid & out_keep):
-            m.d.sync += pass_flags.eq(Cat(pass_flags[width:], int_flag & out_exec))
-        for g in range(groups):
-            with m.If(out_cap[g]):
-                m.d.sync += res[32 * width * g:32 * width * (g + 1)].eq(int_lo)
+        def capture_int():
+            """The integer lanes' kept result (they come out in INT only)."""
+            lo = Cat(Mux(hi_round, a.result[32:], a.result[:32]) for a in ints) if ints \
+                else Const(0, 32 * width)
+            flag = Cat(a.flag for a in ints) if ints else Const(0, width)
+            return [res.word_select(out_group, 32 * width).eq(lo),
+                    pass_flags.eq(Cat(pass_flags[width:], flag & out_exec))]
 
         wr = self.write.payload
         m.d.comb += [wr.slot.eq(cur.slot), wr.pass_.eq(pass_)]
@@ -535,6 +530,8 @@ class SlowVectorUnit(wiring.Component):
                 # the operation in the input registers enters the lanes; the next is loaded (a
                 # pair's second half, or the next group); a result LATENCY cycles old is
                 # captured, the pass's last one ends the sweep
+                with m.If(out_valid & out_keep):
+                    m.d.sync += capture_int()
                 with m.If(feeding):
                     with m.If(pair & ~x_half):
                         m.d.sync += [x_half.eq(1), *advance()]
