@@ -354,16 +354,19 @@ class PipelinedComputeUnit(wiring.Component):
 
         def rotating_pick(ready, name):
             """A wave of ``ready`` (W bits) picked with rotating priority: the lowest ready
-            wave at or after the turn, else the lowest; one-hot, from carry chains (``x &
-            -x``). Returns the pick, whether there is one, and the statements that move the
-            turn past the pick (for the cycle it is taken)."""
+            wave at or after the turn, else the lowest; one-hot, each bit from an OR of the
+            bits below it (a tree, not a chain). Returns the pick, whether there is one, and
+            the statements that move the turn past the pick (for the cycle it is taken)."""
             turn = Signal(W, init=(1 << W) - 1, name=f"{name}_turn")   # waves at or after
             ahead = Signal(W, name=f"{name}_ahead")
             first_ahead, first = Signal(W, name=f"{name}_first_ahead"), Signal(
                 W, name=f"{name}_first")
             pick, ok = Signal(W, name=f"{name}_pick"), Signal(name=f"{name}_ok")
+
+            def lowest(x):
+                return Cat(x[i] & ~x[:i].any() if i else x[0] for i in range(W))
             m.d.comb += [ahead.eq(ready & turn),
-                         first_ahead.eq(ahead & (~ahead + 1)), first.eq(ready & (~ready + 1)),
+                         first_ahead.eq(lowest(ahead)), first.eq(lowest(ready)),
                          pick.eq(Mux(ahead.any(), first_ahead, first)), ok.eq(ready.any())]
             # the next turn: the waves after the pick
             after = Cat(pick[:i].any() for i in range(W))
@@ -403,8 +406,10 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(f0_valid):
             with m.If((f0_pc >> 2) >= d.code_dwords):
                 # a trap if the wave gets there (a prefetch past the code's end is harmless)
-                m.d.sync += [w_buf[f0_slot].eq(1), b_range[f0_slot].eq(1),
-                             b_kind[f0_slot].eq(0), w_fetching[f0_slot].eq(0)]
+                for i in range(W):
+                    with m.If(f0_sel[i]):
+                        m.d.sync += [w_buf[i].eq(1), b_range[i].eq(1), b_kind[i].eq(0),
+                                     w_fetching[i].eq(0)]
             with m.Else():
                 dw = f0_pc[2:]
                 m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
@@ -519,11 +524,17 @@ class PipelinedComputeUnit(wiring.Component):
         # waits for its buffer loads (``held_q``).
         base_q, held_q = Signal(W), Signal(W)
         no_room = Signal(W)
-        i0_valid, i0_sel = Signal(), Signal(W)
+        i0_valid, i0_sel, i0_kind = Signal(), Signal(W), Signal(_KIND)
+
+        def used_up(credit, kind):
+            # no credit left once the instruction in stage I0 (if it needs one) has its own
+            return (credit == 0) | ((credit == 1) & i0_valid & kind)
         full = Signal(_KIND)
-        m.d.comb += [full.smem.eq(smem_busy), full.fast.eq(valu_credit == 0),
-                     full.slow.eq(slow_credit == 0), full.buf.eq(buf_credit == 0),
-                     full.lds.eq(lds_credit == 0)]
+        m.d.comb += [full.smem.eq(smem_busy | (i0_valid & i0_kind.smem)),
+                     full.fast.eq(used_up(valu_credit, i0_kind.fast)),
+                     full.slow.eq(used_up(slow_credit, i0_kind.slow)),
+                     full.buf.eq(used_up(buf_credit, i0_kind.buf)),
+                     full.lds.eq(used_up(lds_credit, i0_kind.lds))]
         for i in range(W):
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
@@ -539,19 +550,21 @@ class PipelinedComputeUnit(wiring.Component):
         i_pick, i_ok, i_turn = rotating_pick(i_ready, "issue")
         i_take = Signal()
         m.d.comb += i_take.eq(i_ok & ~stopping & running)
-        taken = Signal(_KIND)           # what the picked wave's instruction needs
-        m.d.comb += taken.eq(onehot(i_pick, b_kind))
-        issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
-        m.d.comb += [issue_valu.eq(i_take & taken.fast), issue_slow.eq(i_take & taken.slow),
-                     issue_lds.eq(i_take & taken.lds), issue_buf.eq(i_take & taken.buf)]
         m.d.sync += i0_valid.eq(0)
         with m.If(i_take):
-            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), *i_turn]
+            # (what the picked wave's instruction needs, registered: the credits are taken in
+            # stage I0, and ``full`` counts the one taken there meanwhile)
+            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(onehot(i_pick, b_kind)),
+                         *i_turn]
             for i in range(W):
                 with m.If(i_pick[i]):
                     m.d.sync += w_busy[i].eq(1)
-            with m.If(taken.smem):
-                m.d.sync += smem_busy.eq(1)
+        issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
+        m.d.comb += [issue_valu.eq(i0_valid & i0_kind.fast),
+                     issue_slow.eq(i0_valid & i0_kind.slow),
+                     issue_lds.eq(i0_valid & i0_kind.lds), issue_buf.eq(i0_valid & i0_kind.buf)]
+        with m.If(i0_valid & i0_kind.smem):
+            m.d.sync += smem_busy.eq(1)
         m.d.sync += [valu_credit.eq(valu_credit - issue_valu + valu_credit_back),
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
@@ -1193,6 +1206,7 @@ class PipelinedComputeUnit(wiring.Component):
                          held_q.eq(0),
                          i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
+                         buf_credit.eq(_BUF_QUEUE),
                          slow_credit.eq(_SLOW_QUEUE), lds_credit.eq(_LDS_QUEUE),
                          sm.issuing.eq(0), sm.writing.eq(0), sm_q.valid.eq(0),
                          salu_valid.eq(0),
