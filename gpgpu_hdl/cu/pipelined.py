@@ -219,7 +219,7 @@ class PipelinedComputeUnit(wiring.Component):
         plan = self._plan
         slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
                                               int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
-                                              shifter=cfg.shifter))
+                                              shifter=cfg.shifter, dsp=self._dsp))
         m.submodules.valu_route = route_decode = FastDecode()
         has_lds = plan.lds and cfg.lds_bytes > 0
         lds = None
