@@ -354,33 +354,27 @@ class Decoder(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        word0 = self.inst[:32]
         by_format: dict[int, list] = {}
         for (tag, opcode), ctl in self._entries.items():
             by_format.setdefault(tag, []).append((opcode, ctl))
         opcode = Signal(9)
         if self._registered:
-            return self._elaborate_registered(m, word0, by_format)
+            return self._elaborate_registered(m, by_format)
         m.d.comb += self.format.eq(15)
-        # formats are tried in the table's priority order (an If/Elif chain)
-        first = True
-        for enc in ENCODINGS:
-            cond = (word0 & enc.match_mask) == enc.match_value
-            ctx = m.If(cond) if first else m.Elif(cond)
-            first = False
-            with ctx:
-                op = enc.field("op")
-                m.d.comb += [self.format.eq(FORMAT_TAG[enc.format]),
-                             opcode.eq(self.inst[op.lo:op.hi + 1]),
-                             self.size64.eq(enc.size == 8)]
-                with m.Switch(opcode):
-                    for code, ctl in sorted(by_format.get(FORMAT_TAG[enc.format], [])):
-                        with m.Case(code):
-                            m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
+
+        def lookup(enc):
+            with m.Switch(opcode):
+                for code, ctl in sorted(by_format.get(FORMAT_TAG[enc.format], [])):
+                    with m.Case(code):
+                        m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
+        self._match_formats(m, m.d.comb, self.format, opcode, self.size64, then=lookup)
         return m
 
-    def _elaborate_registered(self, m, word0, by_format):
-        fmt, opcode, size64 = Signal(4, init=15), Signal(9), Signal()
+    def _match_formats(self, m, domain, fmt, opcode, size64, *, then=None):
+        """The format of ``inst``, its opcode field and its size into ``fmt``, ``opcode`` and
+        ``size64`` in ``domain``: the formats tried in the table's priority order (an
+        If/Elif chain); ``then(encoding)`` adds what else the matching branch does."""
+        word0 = self.inst[:32]
         first = True
         for enc in ENCODINGS:
             cond = (word0 & enc.match_mask) == enc.match_value
@@ -388,11 +382,16 @@ class Decoder(wiring.Component):
             first = False
             with ctx:
                 op = enc.field("op")
-                m.d.sync += [fmt.eq(FORMAT_TAG[enc.format]),
-                             opcode.eq(self.inst[op.lo:op.hi + 1]),
-                             size64.eq(enc.size == 8)]
-        with m.Else():
-            m.d.sync += [fmt.eq(15), opcode.eq(0), size64.eq(0)]
+                domain += [fmt.eq(FORMAT_TAG[enc.format]),
+                           opcode.eq(self.inst[op.lo:op.hi + 1]),
+                           size64.eq(enc.size == 8)]
+                if then is not None:
+                    then(enc)
+
+    def _elaborate_registered(self, m, by_format):
+        fmt, opcode, size64 = Signal(4, init=15), Signal(9), Signal()
+        m.d.sync += [fmt.eq(15), opcode.eq(0), size64.eq(0)]     # no format matches
+        self._match_formats(m, m.d.sync, fmt, opcode, size64)
         m.d.comb += [self.format.eq(fmt), self.size64.eq(size64)]
         with m.Switch(fmt):
             for tag, entries in sorted(by_format.items()):
