@@ -10,7 +10,8 @@ from ..isa.codeobj import SYSTEM_SGPR_SLOTS, USER_SGPR_SLOTS
 __all__ = ["sgpr_init_values"]
 
 
-def sgpr_init_values(d, *, group_id, nwaves, wave) -> tuple[list, list[tuple]]:
+def sgpr_init_values(d, *, group_id, nwaves, wave,
+                     wave_offset=None) -> tuple[list, list[tuple]]:
     """The dwords a wave's SGPRs start with, in the fixed order of the header's slots:
     ``(enable, value, restart)`` each, ``enable`` a bit of ``d.user_enables`` or
     ``d.system_enables``; the enabled ones fill ``s0``, ``s1``, ... and the first system
@@ -42,7 +43,9 @@ def sgpr_init_values(d, *, group_id, nwaves, wave) -> tuple[list, list[tuple]]:
             out.append((d.user_enables[i], v, False))
     system_values = {"workgroup_id_x": group_id[0], "workgroup_id_y": group_id[1],
                      "workgroup_id_z": group_id[2], "workgroup_info": nwaves,
-                     "private_segment_wave_byte_offset": wave * d.scratch_wave_bytes}
+                     "private_segment_wave_byte_offset": (wave * d.scratch_wave_bytes
+                                                          if wave_offset is None
+                                                          else wave_offset)}
     for i, (name, _) in enumerate(SYSTEM_SGPR_SLOTS):
         out.append((d.system_enables[i], system_values[name], i == 0))
     return setup, out

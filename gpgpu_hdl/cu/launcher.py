@@ -107,8 +107,10 @@ class WaveLauncher(wiring.Component):
         o_items, o_waves = Signal(22), Signal(6)
         m.d.comb += [o_size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
                                       d.local[i])) for i in range(3)]
-        m.d.comb += [o_items.eq(o_size[0] * o_size[1] * o_size[2]),
-                     o_waves.eq((o_items + 63) >> 6)]
+        # (worked out over three cycles, states SIZE and ITEMS: no multiplier between the
+        # walker's registers and the decision to take the workgroup)
+        o_items01 = Signal(22)
+        m.d.comb += o_waves.eq((o_items + 63) >> 6)
         free_count = Signal(range(W + 1))
         m.d.comb += free_count.eq(sum(self.free[i] for i in range(W)))
         free_grp, free_grp_ok = Signal(range(W)), Signal()
@@ -137,26 +139,45 @@ class WaveLauncher(wiring.Component):
         init_i = Signal(6)
         init_idx = Signal(7)
 
-        prep, init_values = sgpr_init_values(d, group_id=gid, nwaves=nwaves, wave=wave)
+        # the wave's private segment offset (wave x the bytes per wave), stepped with the wave
+        wave_offset = Signal(32)
+        prep, init_values = sgpr_init_values(d, group_id=gid, nwaves=nwaves, wave=wave,
+                                             wave_offset=wave_offset)
         m.d.comb += prep
         n_init = len(init_values)
 
         m.d.comb += [self.active.eq(used.any()), self.sgpr.payload.slot.eq(slot),
                      self.vgpr.payload.slot.eq(slot)]
         with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += offer.ready.eq(fits & ~self.start)
+            with m.State("IDLE"), m.If(offer.valid & ~self.start):
+                m.d.comb += self.active.eq(1)
+                m.d.sync += [size[i].eq(o_size[i]) for i in range(3)]
+                m.next = "SIZE"
+
+            with m.State("SIZE"):
+                m.d.comb += self.active.eq(1)
+                m.d.sync += o_items01.eq(size[0] * size[1])
+                m.next = "ITEMS"
+
+            with m.State("ITEMS"):
+                m.d.comb += self.active.eq(1)
+                m.d.sync += o_items.eq(o_items01 * size[2])
+                m.next = "OFFER"
+
+            with m.State("OFFER"):
+                # the offered workgroup (its size in ``size``, its items in ``o_items``)
+                m.d.comb += [self.active.eq(1), offer.ready.eq(fits & ~self.start)]
                 with m.If(offer.valid & fits & ~self.start):
                     m.d.sync += [grp.eq(free_grp), used.bit_select(free_grp, 1).eq(1),
                                  gid.eq(offer.payload.id),
-                                 *(size[i].eq(o_size[i]) for i in range(3)),
                                  items.eq(o_items), nwaves.eq(o_waves), wave.eq(0),
+                                 wave_offset.eq(0),
                                  wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0)]
                     m.next = "WAVE"
                 with m.Elif(offer.valid & ~fits & ~used.any() & ~self.start):
                     m.d.comb += self.resources.eq(1)
-                with m.If(offer.valid):
-                    m.d.comb += self.active.eq(1)
+                with m.Elif(~offer.valid):
+                    m.next = "IDLE"
 
             with m.State("WAVE"):
                 m.d.comb += self.active.eq(1)
@@ -236,7 +257,9 @@ class WaveLauncher(wiring.Component):
                              w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
                 with m.If(self.wave.ready):
-                    m.d.sync += [wave.eq(wave + 1), wave_x0.eq(lane_x), wave_y0.eq(lane_y),
+                    m.d.sync += [wave.eq(wave + 1),
+                                 wave_offset.eq(wave_offset + d.scratch_wave_bytes),
+                                 wave_x0.eq(lane_x), wave_y0.eq(lane_y),
                                  wave_z0.eq(lane_z)]
                     m.next = "WAVE"
         return m

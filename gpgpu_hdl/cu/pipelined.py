@@ -349,8 +349,9 @@ class PipelinedComputeUnit(wiring.Component):
                          w_fetching[s].eq(0), w_fpc_ok[s].eq(1), w_hold[s].eq(0),
                          w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave)]
             with m.If(lw.first):
-                m.d.sync += [g_id[lw.group].eq(lw.id),
-                             g_lds[lw.group].eq(lw.group * d.lds_bytes)]
+                m.d.sync += g_id[lw.group].eq(lw.id)
+        # workgroup context g's LDS is at g x the launch's LDS bytes (constant multiples)
+        m.d.sync += [g_lds[g].eq(g * d.lds_bytes) for g in range(W)]
 
         def rotating_pick(ready, name):
             """A wave of ``ready`` (W bits) picked with rotating priority: the lowest ready
