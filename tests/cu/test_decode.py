@@ -78,7 +78,8 @@ def test_registered_decoder_gives_the_same_a_cycle_later():
 
     simulate(decoder, tb, clock=1e-8)
     assert len(results) == len(combinational)
-    for (info, e64, _raw, fmt, ctl_bits, size64), got in zip(combinational, results):
+    for (info, e64, _raw, fmt, ctl_bits, size64), got in zip(combinational, results,
+                                                              strict=True):
         assert got == (fmt, ctl_bits, size64), f"{info.mnemonic} e64={e64}"
 
 
