@@ -2,7 +2,7 @@
 vendor tools, flashing (the command, and openFPGALoader missing or failing), and mistakes
 ending in one line on stderr with exit status 1 and nothing written; and a real bitstream
 for a small unit (about four minutes of one worker), and under ``-m slow`` one for every
-open-toolchain board (about 45 minutes), each checked by :func:`check_bitstream`."""
+open-toolchain board (about 32 minutes), each checked by :func:`check_bitstream`."""
 
 from __future__ import annotations
 
@@ -237,6 +237,6 @@ FULL_SET = [(n, SMALL if n == "ulx3s-12f" else None)
 @pytest.mark.slow
 @pytest.mark.parametrize("name, config", FULL_SET, ids=[n for n, _ in FULL_SET])
 def test_every_open_toolchain_board_builds(tmp_path, name, config):
-    """Each ECP5 board's bitstream as docs/boards.md lists it (3 to 10 minutes each)."""
+    """Each ECP5 board's bitstream as docs/boards.md lists it (4 to 5 minutes each)."""
     _build(tmp_path / "bit", name, config)
     check_bitstream(tmp_path / "bit", name)
