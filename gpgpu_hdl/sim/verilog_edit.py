@@ -12,6 +12,9 @@ What :func:`.verilator.build` does to the Verilog
   word: 6.4 MB of Verilog for 2**18 words, which took the demo's build from 8.6 s to 21 s.
   All-zero initial blocks are removed (:func:`strip_zero_memory_init`); Verilator starts every
   variable at zero anyway (unless the run asks for ``+verilator+rand+reset+...``).
+* A constant that Yosys writes as an ``always @*`` block reading nothing becomes an
+  ``initial`` block (:func:`constant_blocks_at_start`): Verilator never runs such a block, so
+  the constant was 0 in the model (the pipelined unit's 64-bit carry mask lost its high half).
 * ``memories=[...]`` adds bulk-access hooks for those memories to the top module
   (:func:`add_memory_hooks`), used by :func:`.cocotb_io.write_words`/``read_words``.
 * ``clock="clk"`` turns that top-level input into a free-running clock inside the design
@@ -48,7 +51,8 @@ from .cocotb_io import hook_names
 
 __all__ = [
     "VISIBILITY", "RESERVED_PORT_NAMES", "check_visibility", "control_file", "prepare_verilog",
-    "strip_zero_memory_init", "add_memory_hooks", "mark_memories_public", "add_internal_clock",
+    "strip_zero_memory_init", "constant_blocks_at_start", "add_memory_hooks",
+    "mark_memories_public", "add_internal_clock",
 ]
 
 #: What a build lets cocotb see: ``"all"`` signals (cocotb's default ``--public-flat-rw``), or
@@ -73,6 +77,26 @@ def strip_zero_memory_init(verilog: str) -> str:
     ``+verilator+rand+reset+2``). Initial blocks with any non-zero word are kept whole.
     """
     return _ZERO_INIT.sub("", verilog)
+
+
+#: a combinational block that reads nothing: one constant into part of a variable
+_CONSTANT_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)always @\*\n(?P<body>[ \t]+[^\n;]+ = \d+'[bdho][0-9a-fA-F_]+;)$",
+    re.MULTILINE)
+
+
+def constant_blocks_at_start(verilog: str) -> str:
+    """Turn each ``always @*`` block that assigns a constant (and reads nothing) into an
+    ``initial`` block.
+
+    Yosys writes a constant driven into part of a signal that a process also drives (an
+    Amaranth struct with a field set to a constant and the others under an ``If``) as
+    ``always @* x[0] = 1'h1;``. Verilator never runs such a block (warning ``ALWNEVER``: it
+    waits for a change of what the block reads, and it reads nothing), so ``x[0]`` stays 0;
+    Amaranth's simulator and synthesis give 1. As an ``initial`` block the constant is there
+    from the start, and nothing else drives those bits.
+    """
+    return _CONSTANT_BLOCK.sub(r"\g<indent>initial\n\g<body>", verilog)
 
 
 def check_visibility(visibility: str) -> str:
@@ -209,7 +233,7 @@ def prepare_verilog(verilog: str, toplevel: str, *, memories: Iterable[str] = ()
     Also rejects top-level ports named like members of Verilator's model class
     (:data:`RESERVED_PORT_NAMES`).
     """
-    verilog = strip_zero_memory_init(verilog)
+    verilog = constant_blocks_at_start(strip_zero_memory_init(verilog))
     header, _ = _top_module(verilog, toplevel)
     clashes = sorted({port.strip() for port in header["ports"].split(",")}
                      & RESERVED_PORT_NAMES)

@@ -5,13 +5,21 @@ No simulator: these only read and edit the Verilog that ``cocotb_tests/sim_demo`
 """
 
 import functools
+import os
+import subprocess
 
 import pytest
+from amaranth.back import verilog as amaranth_verilog
+from amaranth.hdl import Module
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
 from cocotb_tests.sim_demo.design import TOPLEVEL, demo_verilog
 
 from gpgpu_hdl.errors import SimulationError
+from gpgpu_hdl.sim.runner import verilator_env, verilator_root
 from gpgpu_hdl.sim.verilog_edit import (
     add_internal_clock,
+    constant_blocks_at_start,
     prepare_verilog,
     strip_zero_memory_init,
 )
@@ -46,3 +54,39 @@ def test_transformation_errors():
     clash = verilog.replace("trace_data", "trace")
     with pytest.raises(SimulationError, match=r"port\(s\) trace of 'sum_demo' clash"):
         prepare_verilog(clash, TOPLEVEL)
+
+
+class _ConstantField(wiring.Component):
+    """A struct output whose one field is a constant and whose other is set in an ``If``."""
+
+    a: In(4)
+    y: Out(data.StructLayout({"one": 1, "v": 4}))
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.d.comb += self.y.one.eq(1)
+        with m.If(self.a[0]):
+            m.d.comb += self.y.v.eq(self.a)
+        return m
+
+
+def _verilator_warnings(text: str, tmp_path) -> str:
+    path = tmp_path / "top.v"
+    path.write_text(text)
+    done = subprocess.run([str(verilator_root() / "bin" / "verilator"), "--lint-only",
+                           "-Wno-lint", str(path)], env={**os.environ, **verilator_env()},
+                          capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr
+
+
+def test_constant_blocks_run_at_start(tmp_path):
+    """Verilator never runs the block Yosys writes for the constant field (ALWNEVER): the
+    field would read 0. After the edit, Verilator has nothing to warn of."""
+    text = amaranth_verilog.convert(_ConstantField(), name="top", emit_src=False,
+                                    strip_internal_attrs=True)
+    assert "always @*\n    y[0] = 1'h1;" in text
+    assert "ALWNEVER" in _verilator_warnings(text, tmp_path)
+    edited = constant_blocks_at_start(text)
+    assert "initial\n    y[0] = 1'h1;" in edited and "always @*\n    y[0]" not in edited
+    assert "ALWNEVER" not in _verilator_warnings(edited, tmp_path)
+    assert prepare_verilog(text, "top") == edited
