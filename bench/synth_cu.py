@@ -4,9 +4,9 @@
                              [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
                              [--placer heap|static|sa] [--timeout SECONDS]
 
-Elaborates ``ComputeUnit(CuConfig(**overrides))`` (the default configuration without
-``--config``; ``pipeline=true`` the pipelined unit, with the ECP5 multiplier and block RAM
-primitives when ``--target ecp5``) to Verilog, synthesizes it with
+Elaborates the unit of ``CuConfig(**overrides)`` (``gpgpu_hdl.cu.unit.compute_unit``; the
+default configuration without ``--config``; ``pipeline=true`` the pipelined unit, with the
+ECP5 multiplier and block RAM primitives when ``--target ecp5``) to Verilog, synthesizes it with
 :func:`gpgpu_hdl.synth.synthesize`, places and routes the ECP5 netlist on the
 configuration's device (``CuConfig.device``, package CABGA381, speed grade 6 by default) and
 prints one table. Every tool run is cached under ``--cache-dir``
@@ -31,9 +31,8 @@ sys.path.insert(0, str(ROOT))
 from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.config import DEVICES, CuConfig  # noqa: E402
-from gpgpu_hdl.cu.core import ComputeUnit  # noqa: E402
-from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit  # noqa: E402
 from gpgpu_hdl.cu.fpu.ops import FP_OPS  # noqa: E402
+from gpgpu_hdl.cu.unit import compute_unit  # noqa: E402
 from gpgpu_hdl.errors import GpgpuError  # noqa: E402
 from gpgpu_hdl.synth import (  # noqa: E402
     SYNTH_COMMANDS,
@@ -153,13 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compute unit: {shown}, profile={profile}")
 
     start = time.monotonic()
-    if config.pipeline:
-        # the ECP5 primitives (multipliers, block RAMs with their output registers) when the
-        # Verilog is for ECP5 only
-        style = "ecp5" if targets == ("ecp5",) else "generic"
-        unit = PipelinedComputeUnit(config, dsp=style, ram=style)
-    else:
-        unit = ComputeUnit(config)
+    # the pipelined unit instantiates the ECP5 primitives (multipliers, block RAMs with their
+    # output registers) when the Verilog is for ECP5 only
+    unit = compute_unit(config, style="ecp5" if targets == ("ecp5",) else "generic")
     text = verilog.convert(unit, name=TOP, emit_src=False, strip_internal_attrs=True)
     print(f"Verilog: {len(text) / 1e6:.1f} MB in {time.monotonic() - start:.1f} s")
     progress = Progress()

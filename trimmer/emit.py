@@ -20,7 +20,7 @@ from __future__ import annotations
 from amaranth.back import verilog
 
 from gpgpu_hdl.config import CuConfig, Resources
-from gpgpu_hdl.cu.core import ComputeUnit
+from gpgpu_hdl.cu.unit import compute_unit
 
 __all__ = ["TOP", "STYLE", "unit_name", "unit_title", "unit_resources", "build_unit",
            "emit_verilog"]
@@ -84,10 +84,7 @@ def unit_resources(config: CuConfig) -> Resources:
 
 def build_unit(config: CuConfig):
     """The unit ``config`` describes, not elaborated."""
-    if config.pipeline:
-        from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit
-        return PipelinedComputeUnit(config, dsp=STYLE, ram=STYLE)
-    return ComputeUnit(config)
+    return compute_unit(config, style=STYLE)
 
 
 def emit_verilog(config: CuConfig, name: str = TOP) -> str:

@@ -11,8 +11,9 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import CuConfig
-from ..cu.core import (ComputeUnit, CountersLayout, DispatchLayout, LoadTraceLayout,
-                       MemoryPortSignature, TraceLayout, TrapLayout)
+from ..cu.core import (CountersLayout, DispatchLayout, LoadTraceLayout, MemoryPortSignature,
+                       TraceLayout, TrapLayout)
+from ..cu.unit import compute_unit
 
 __all__ = ["SimMemory", "SimTop"]
 
@@ -68,7 +69,8 @@ class SimMemory(wiring.Component):
 
 
 class SimTop(wiring.Component):
-    """A :class:`ComputeUnit` with its commit trace and a :class:`SimMemory`.
+    """The compute unit of the configuration (:func:`~gpgpu_hdl.cu.unit.compute_unit`) with
+    its commit trace and a :class:`SimMemory`.
 
     Members
     -------
@@ -79,10 +81,11 @@ class SimTop(wiring.Component):
     counters : Out(CountersLayout)
     mem_error : Out(1)
     retire_toggle : Out(1)
-        Flips once per retired instruction; ``retire`` then describes it.
+        Flips once per retired instruction; ``retire`` then describes it (both registered, so
+        instructions retired in back-to-back cycles each have their record).
     retire : Out(TraceLayout)
-        The commit-trace record (not named ``trace``: Verilator's model class has a
-        ``trace()`` method).
+        The commit-trace record, held until the next (not named ``trace``: Verilator's model
+        class has a ``trace()`` method).
     load_toggle : Out(1)
         Flips once per dword a buffer load writes; ``load`` then describes it.
     load : Out(LoadTraceLayout)
@@ -113,20 +116,17 @@ class SimTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if self._config.pipeline:
-            from ..cu.pipelined import PipelinedComputeUnit
-            cu = PipelinedComputeUnit(self._config, trace=True)
-        else:
-            cu = ComputeUnit(self._config, trace=True)
+        cu = compute_unit(self._config, trace=True)
         m.submodules.cu = cu
         m.submodules.memory = mem = SimMemory(words=self._mem_words, latency=self._latency)
         wiring.connect(m, cu=cu.mem, memory=mem.port)
         m.d.comb += [cu.start.eq(self.start), cu.dispatch.eq(self.dispatch),
                      self.busy.eq(cu.busy), self.done.eq(cu.done), self.trap.eq(cu.trap),
-                     self.counters.eq(cu.counters), self.mem_error.eq(mem.error),
-                     self.retire.eq(cu.trace)]
+                     self.counters.eq(cu.counters), self.mem_error.eq(mem.error)]
+        # the record is registered with its toggle: the pipelined unit retires in back-to-back
+        # cycles, and the unit's record has moved on by the time the toggle flips
         with m.If(cu.commit):
-            m.d.sync += self.retire_toggle.eq(~self.retire_toggle)
+            m.d.sync += [self.retire_toggle.eq(~self.retire_toggle), self.retire.eq(cu.trace)]
         with m.If(cu.load_trace.valid):        # held until the next one (a cycle apart at most)
             m.d.sync += [self.load_toggle.eq(~self.load_toggle), self.load.eq(cu.load_trace)]
         return m

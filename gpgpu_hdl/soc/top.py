@@ -28,9 +28,10 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from ..config import CuConfig
-from ..cu.core import VMEM_QUEUE, ComputeUnit, CountersLayout, DispatchLayout, MemRequest
+from ..cu.core import VMEM_QUEUE, CountersLayout, DispatchLayout, MemRequest
 from ..cu.core import TrapCause
 from ..cu.grid import GridWalker
+from ..cu.unit import compute_unit
 from .axi import Axi4Signature, AxiLiteSignature, BusResponse
 from .axi_master import AxiMaster
 from .cdc import VALUE_STAGES, AsyncStream, PulseCrossing
@@ -165,7 +166,7 @@ class SocTop(wiring.Component):
                      grid.local.eq(dispatch.local)]
         units = []
         for i in range(n):
-            unit = to_cu(ComputeUnit(self._config, shared_grid=True))
+            unit = to_cu(compute_unit(self._config, shared_grid=True))
             m.submodules[f"cu{i}"] = unit
             units.append(unit)
             m.d.comb += [unit.start.eq(cu_start), unit.dispatch.eq(dispatch),

@@ -75,6 +75,19 @@ def test_kernels_with_prefetch(soc, kernel):
     _check(_case(kernel), soc(cus=1, prefetch=True, clocks=(50, 50), mem_latency=8))
 
 
+#: the pipelined compute unit in its smallest form (4 lanes)
+PIPELINED = CuConfig(lanes=4, pipeline=True)
+
+
+@pytest.mark.parametrize("ratio", RATIOS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_pipelined_units_at_clock_ratios(soc, kernel, ratio):
+    """Two pipelined units behind the prefetch buffer, at each clock ratio."""
+    dev = soc(config=PIPELINED, cus=2, prefetch=True, clocks=RATIOS[ratio], mem_latency=8)
+    run = _check(_case(kernel), dev)
+    assert all(r.cycles > 0 and r.extra["valu_busy"] > 0 for r in run.results)
+
+
 def test_register_map_reads_back_over_axi(soc):
     dev = soc(cus=1, prefetch=True)
     r = dev.backend.regmap
