@@ -52,7 +52,8 @@ class WaveLauncher(wiring.Component):
     dispatch : In(DispatchLayout)
         The launch (stable while it runs).
     groups : In(stream.Signature(GroupLayout))
-        The next workgroup of the walk.
+        The next workgroup of the walk; ``ready`` does not depend on ``valid`` or the payload
+        (it says the launch's largest workgroup would fit).
     free : In(slots)
         Wave slots that hold no wave (a slot handed out on ``wave`` must read as taken from
         the next cycle on).
@@ -65,8 +66,9 @@ class WaveLauncher(wiring.Component):
     wave : Out(stream.Signature(wave_layout))
         A wave whose registers are written: the unit makes it live in the cycle it takes it.
     resources : Out(1)
-        The offered workgroup can never fit (no workgroup runs and it does not fit now): the
-        launch must stop with trap cause ``RESOURCES``.
+        No workgroup of the launch can ever fit (its largest workgroup needs more waves than
+        the unit has slots, or no workgroup context is allowed): the launch must stop with
+        trap cause ``RESOURCES`` if any workgroup is left to start.
     active : Out(1)
         A workgroup is being started, or a workgroup context is in use.
     """
@@ -101,16 +103,27 @@ class WaveLauncher(wiring.Component):
         with m.Elif(self.release.valid):
             m.d.sync += used.eq(used & ~(1 << self.release.payload))
 
-        # the offered workgroup: its size (partial at the grid's edge) and whether it fits
+        # the offered workgroup's size (partial at the grid's edge), taken with it; its items
+        # and waves are worked out after it is taken (states SIZE, ITEMS, COUNT: no multiplier
+        # between the walker's registers and the decision to take it)
         base = offer.payload.base
         o_size = [Signal(11, name=f"offer_size{i}") for i in range(3)]
-        o_items, o_waves = Signal(22), Signal(6)
         m.d.comb += [o_size[i].eq(Mux(d.grid[i] - base[i] < d.local[i], d.grid[i] - base[i],
                                       d.local[i])) for i in range(3)]
-        # (worked out over three cycles, states SIZE and ITEMS: no multiplier between the
-        # walker's registers and the decision to take the workgroup)
-        o_items01 = Signal(22)
-        m.d.comb += o_waves.eq((o_items + 63) >> 6)
+        # A workgroup is taken when the launch's largest one (``dispatch.local``) would fit:
+        # ``groups.ready`` does not look at the offered workgroup, and not at ``valid`` (units
+        # sharing a walker are offered a workgroup only when ready). Its waves are worked out in
+        # three registered steps from the dispatch, which is stable while the launch runs
+        # (``settle`` counts them after the start, while the code loads).
+        max01, max_items = Signal(22), Signal(22)
+        max_waves = Signal(17)
+        settle = Signal(2)
+        m.d.sync += [max01.eq(d.local[0] * d.local[1]), max_items.eq(max01 * d.local[2]),
+                     max_waves.eq((max_items + 63) >> 6)]
+        with m.If(self.start):
+            m.d.sync += settle.eq(0)
+        with m.Elif(settle != 3):
+            m.d.sync += settle.eq(settle + 1)
         free_count = Signal(range(W + 1))
         m.d.comb += free_count.eq(sum(self.free[i] for i in range(W)))
         free_grp, free_grp_ok = Signal(range(W)), Signal()
@@ -122,13 +135,15 @@ class WaveLauncher(wiring.Component):
             with m.If(self.free[i]):
                 m.d.comb += free_slot.eq(i)
         fits = Signal()
-        m.d.comb += fits.eq(free_grp_ok & (free_count >= o_waves))
+        m.d.comb += fits.eq(free_grp_ok & (free_count >= max_waves) & (settle == 3))
+        # no workgroup of the launch ever fits: more waves than the unit has, or no context
+        m.d.comb += self.resources.eq((settle == 3) & ((max_waves > W) | (d.group_limit == 0)))
 
         # the workgroup being started
         grp = Signal(range(W))
         gid = Signal(data.ArrayLayout(32, 3))
         size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
-        items, nwaves = Signal(22), Signal(6)
+        items01, items, nwaves = Signal(22), Signal(22), Signal(6)
         wave = Signal(5)
         slot = Signal(range(W))
         wave_x0, wave_y0, wave_z0 = Signal(11), Signal(11), Signal(11)
@@ -149,35 +164,31 @@ class WaveLauncher(wiring.Component):
         m.d.comb += [self.active.eq(used.any()), self.sgpr.payload.slot.eq(slot),
                      self.vgpr.payload.slot.eq(slot)]
         with m.FSM():
-            with m.State("IDLE"), m.If(offer.valid & ~self.start):
-                m.d.comb += self.active.eq(1)
-                m.d.sync += [size[i].eq(o_size[i]) for i in range(3)]
-                m.next = "SIZE"
+            with m.State("IDLE"):
+                m.d.comb += offer.ready.eq(fits & ~self.start)
+                with m.If(offer.valid & fits & ~self.start):
+                    m.d.comb += self.active.eq(1)
+                    m.d.sync += [grp.eq(free_grp), used.bit_select(free_grp, 1).eq(1),
+                                 gid.eq(offer.payload.id),
+                                 *(size[i].eq(o_size[i]) for i in range(3)),
+                                 wave.eq(0), wave_offset.eq(0),
+                                 wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0)]
+                    m.next = "SIZE"
 
             with m.State("SIZE"):
                 m.d.comb += self.active.eq(1)
-                m.d.sync += o_items01.eq(size[0] * size[1])
+                m.d.sync += items01.eq(size[0] * size[1])
                 m.next = "ITEMS"
 
             with m.State("ITEMS"):
                 m.d.comb += self.active.eq(1)
-                m.d.sync += o_items.eq(o_items01 * size[2])
-                m.next = "OFFER"
+                m.d.sync += items.eq(items01 * size[2])
+                m.next = "COUNT"
 
-            with m.State("OFFER"):
-                # the offered workgroup (its size in ``size``, its items in ``o_items``)
-                m.d.comb += [self.active.eq(1), offer.ready.eq(fits & ~self.start)]
-                with m.If(offer.valid & fits & ~self.start):
-                    m.d.sync += [grp.eq(free_grp), used.bit_select(free_grp, 1).eq(1),
-                                 gid.eq(offer.payload.id),
-                                 items.eq(o_items), nwaves.eq(o_waves), wave.eq(0),
-                                 wave_offset.eq(0),
-                                 wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0)]
-                    m.next = "WAVE"
-                with m.Elif(offer.valid & ~fits & ~used.any() & ~self.start):
-                    m.d.comb += self.resources.eq(1)
-                with m.Elif(~offer.valid):
-                    m.next = "IDLE"
+            with m.State("COUNT"):
+                m.d.comb += self.active.eq(1)
+                m.d.sync += nwaves.eq((items + 63) >> 6)
+                m.next = "WAVE"
 
             with m.State("WAVE"):
                 m.d.comb += self.active.eq(1)

@@ -62,13 +62,11 @@ from .vgpr_file import VgprFile
 
 __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 
-#: The execution paths the pipelined unit has so far (:class:`~.decode.XUnit`): the integer
-#: VALU only for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``; no FP, no LDS, no buffer
-#: memory, no lane access yet.
+#: The execution paths the pipelined unit has (:class:`~.decode.XUnit`); it lacks FP64 only
+#: (see :func:`runs`).
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
                    "VALU (the other integer operations, FP32, VOP3 modifiers, lane reads)",
                    "BUF (loads, stores and atomics)", "DS (the LDS)")
-
 
 
 def runs(mnemonic: str) -> bool:
@@ -331,7 +329,7 @@ class PipelinedComputeUnit(wiring.Component):
                      launcher.groups.payload.eq(offer.payload),
                      launcher.groups.valid.eq(offer.valid & take_groups),
                      offer.ready.eq(launcher.groups.ready & take_groups)]
-        with m.If(launcher.resources & ~stopping):
+        with m.If(launcher.resources & take_groups & ~grid_done):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.RESOURCES)]
         with m.If(self.abort & running):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.ABORT)]

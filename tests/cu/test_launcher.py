@@ -1,6 +1,8 @@
 """The wave launcher against the dispatch ABI's Python model
 (:func:`gpgpu_hdl.dispatch.wave_start`): every wave's SGPRs, work-item ids and EXEC, for
-grids with partial workgroups at their edges, with wave slots freed at random."""
+grids with partial workgroups at their edges, with wave slots freed at random, offered the
+workgroups straight from the walker or through an arbiter that gates ``valid`` by ``ready``
+(the SoC's, between units sharing a walker); and the RESOURCES signal."""
 
 import random
 
@@ -35,7 +37,8 @@ def _header(**code_t):
                                   "enable_sgpr_grid_workgroup_count_y": 1,
                                   "user_sgpr_count": 4}),
 ])
-def test_waves_start_as_the_abi_says(lanes, grid, local, code_t):
+@pytest.mark.parametrize("gated", [False, True], ids=["walker", "arbiter"])
+def test_waves_start_as_the_abi_says(lanes, grid, local, code_t, gated):
     slots = 8
     d = Dispatch(_header(**code_t), 0x10100, 0x20000, 0x30000, grid, local)
     fields = dispatch_fields(d, 4, 3)
@@ -46,7 +49,13 @@ def test_waves_start_as_the_abi_says(lanes, grid, local, code_t):
     m.submodules.launcher, m.submodules.walker = launcher, walker
     m.d.comb += [walker.group_counts.eq(launcher.dispatch.group_counts),
                  walker.local.eq(launcher.dispatch.local)]
-    wiring.connect(m, walker.groups, launcher.groups)
+    if gated:
+        # the SoC's arbiter: a unit is offered the workgroup only when it says it is ready
+        m.d.comb += [launcher.groups.payload.eq(walker.groups.payload),
+                     launcher.groups.valid.eq(walker.groups.valid & launcher.groups.ready),
+                     walker.groups.ready.eq(launcher.groups.ready)]
+    else:
+        wiring.connect(m, walker.groups, launcher.groups)
     rng = random.Random(lanes)
     started = []
 
@@ -115,3 +124,25 @@ def test_waves_start_as_the_abi_says(lanes, grid, local, code_t):
         for r in range(nv):
             on = [n for n in range(64) if exec_mask >> n & 1]
             assert list(vg[r][on]) == list(ws.vgprs[r][on]), (gid, wave, r)
+
+
+@pytest.mark.parametrize("local, slots, never", [((64, 2, 1), 2, False), ((64, 2, 1), 1, True),
+                                                 ((65, 1, 1), 1, True), ((8, 8, 1), 1, False)])
+def test_resources_when_no_workgroup_can_fit(local, slots, never):
+    """``resources`` rises a few cycles after the start when the launch's workgroup needs more
+    waves than the unit has slots, and stays low otherwise; ``ready`` follows it."""
+    d = Dispatch(_header(), 0x10100, 0x20000, 0x30000, local, local)
+    launcher = WaveLauncher(lanes=4, slots=slots, vgprs=8)
+
+    async def bench(ctx):
+        ctx.set(launcher.dispatch, DispatchLayout.const(dispatch_fields(d, 4, 3)))
+        ctx.set(launcher.free, (1 << slots) - 1)
+        ctx.set(launcher.start, 1)
+        await ctx.tick()
+        ctx.set(launcher.start, 0)
+        for _ in range(6):
+            await ctx.tick()
+        assert ctx.get(launcher.resources) == never
+        assert ctx.get(launcher.groups.ready) == (not never)
+
+    simulate(launcher, bench, clock=1e-8)
