@@ -27,6 +27,7 @@ from amaranth.back import verilog  # noqa: E402
 
 from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
 from gpgpu_hdl.cu.lds import LdsUnit  # noqa: E402
+from gpgpu_hdl.cu.launcher import WaveLauncher  # noqa: E402
 from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
 from gpgpu_hdl.config import CuConfig  # noqa: E402
 from gpgpu_hdl.cu.plan import BuildPlan  # noqa: E402
@@ -68,6 +69,8 @@ DESIGNS = {
                               ram="ecp5"),
               "LDS unit, 16 lanes served a cycle, 16 banks of 512 dwords (32 KiB), DP16KD "
               "output registers"),
+    "launcher": (lambda: WaveLauncher(lanes=16, slots=8, vgprs=64),
+                 "wave launcher, 16-lane id passes, 8 slots"),
     "slow": (lambda: SlowVectorUnit(
                 lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
                 int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops, dsp="ecp5"),
