@@ -62,9 +62,17 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   with a store's tag (the instruction's last for its last lane). A lane out of range sends
   nothing and returns 0 with glc (a tag that writes 0); one at or above 4 GiB does nothing;
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
-  and sign-extended for a sub-dword load) goes out on ``fill`` as a one-lane VGPR write and
-  on ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
-  its last tag has retired and every write before it has gone out.
+  and sign-extended for a sub-dword load) into a register (F), and from there on
+  ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
+  its last tag has retired and every write before it has gone out;
+* **collect**: F's dwords of one pass and register (a dword load's lanes, which come back
+  one after the other) gathered into one VGPR write on ``fill``, which goes out when nothing
+  more can join it: the instruction's last dword is in, F holds a dword for another pass or
+  register, or a tag that writes nothing waits behind it. A dword load of a full pass takes
+  the VGPR file's write port for one cycle, not one a lane (the vector unit's write-back,
+  which has the port first, had left the loads' writes a port about 80 % free, and matmul_int
+  was bound by it); an x2-x4 load's lanes alternate registers, so it is still one write a
+  dword.
 
 A credit counter keeps the dwords between the walker and the retire stage at most ``depth``,
 so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready; the address
@@ -199,8 +207,8 @@ class BufferUnit(wiring.Component):
     rsp : In(stream.Signature(MemResponse))
         One answer per request, in order (a store's too); always ready.
     fill : Out(stream.Signature(write_layout))
-        A load's dword (or an atomic's old value, with ``glc``) into its VGPR: ``mask`` has
-        the lane's bit only, ``data`` the value in every lane. Waits for ``ready``.
+        A load's dwords (or atomics' old values, with ``glc``) of one pass into a VGPR:
+        ``mask`` has their lanes' bits. Waits for ``ready``.
     sent : Out(stream.Signature(slot_layout, always_ready=True))
         Every request of the slot's instruction has been queued, in issue order: its wave may
         go on (SI's buffer instructions retire at issue; ``s_waitcnt vmcnt`` waits for
@@ -214,7 +222,8 @@ class BufferUnit(wiring.Component):
         load dwords have gone out on ``fill``: the wave's ``vmcnt`` goes down by one.
     load_trace : Out(LoadTraceLayout)
         One ``valid`` pulse per dword written, in the order of the writes (the cycle after
-        ``fill`` takes it): slot, register, lane (0-63), value.
+        it reaches the collector, at or before its ``fill``): slot, register, lane (0-63),
+        value.
     busy : Out(1)
         An instruction is in the unit (not yet landed).
     """
@@ -748,11 +757,13 @@ class BufferUnit(wiring.Component):
         f_lane = Signal(range(lanes), name="f_lane")
         f_value = Signal(32, name="f_value")
         f_last = Signal(name="f_last")             # the instruction's last write
-        f_free = ~f_valid | self.fill.ready
-        need_answer = ~tag.zero
         # a load dword needs the fill register; an instruction whose last tag writes nothing
-        # lands once every earlier write has gone out (and not in a cycle a last write goes)
-        room = Mux(tag.store, ~tag.last | ~f_valid, f_free)
+        # lands once every earlier write has gone out (neither F nor C holds one)
+        f_move = Signal()                          # F's dword goes into the collector
+        f_free = ~f_valid | f_move
+        need_answer = ~tag.zero
+        c_valid = Signal(name="c_valid")
+        room = Mux(tag.store, ~tag.last | ~(f_valid | c_valid), f_free)
         retire = Signal()
         m.d.comb += [retire.eq(tags.r_rdy & (~need_answer | answers.r_rdy) & room),
                      tags.r_en.eq(retire), answers.r_en.eq(retire & need_answer)]
@@ -770,21 +781,50 @@ class BufferUnit(wiring.Component):
             m.d.sync += [f_valid.eq(1), f_slot.eq(tag.slot), f_pass.eq(tag.pass_),
                          f_reg.eq(tag.reg), f_lane.eq(tag.lane), f_last.eq(tag.last),
                          f_value.eq(Mux(tag.zero, 0, extracted))]
-        with m.Elif(self.fill.ready):
+        with m.Elif(f_move):
             m.d.sync += f_valid.eq(0)
+
+        # --- collect: a pass's dwords of one register into one VGPR write (a load's lanes
+        # come back one after the other; one write per dword took the VGPR file's write port
+        # from the vector unit's write-back as often as the memory answered) -----------------
+        c_slot = Signal(slot_shape, name="c_slot")
+        c_pass = Signal(range(passes), name="c_pass")
+        c_reg = Signal(reg_shape, name="c_reg")
+        c_mask = Signal(lanes, name="c_mask")
+        c_data = [Signal(32, name=f"c_data{lane}") for lane in range(lanes)]
+        c_last = Signal(name="c_last")             # holds the instruction's last write
+        # F's dword joins C: the same slot, pass and register, and not a later instruction's
+        merge = Signal()
+        flush = Signal()
+        m.d.comb += merge.eq(f_valid & c_valid & ~c_last & (f_slot == c_slot)
+                             & (f_pass == c_pass) & (f_reg == c_reg))
+        # C goes out when nothing more can join it: its instruction's last write, F's dword
+        # for another register, or a tag that writes nothing waiting behind it (F empty)
+        m.d.comb += [flush.eq(c_valid & (c_last | (f_valid & ~merge)
+                                         | (~f_valid & tags.r_rdy & tag.store))),
+                     f_move.eq(f_valid & (merge | ~c_valid | (flush & self.fill.ready)))]
+        with m.If(f_move):
+            m.d.sync += [c_valid.eq(1), c_slot.eq(f_slot), c_pass.eq(f_pass),
+                         c_reg.eq(f_reg), c_last.eq(f_last),
+                         c_mask.eq(Mux(merge, c_mask, 0) | (1 << f_lane))]
+            for lane in range(lanes):
+                with m.If(f_lane == lane):
+                    m.d.sync += c_data[lane].eq(f_value)
+        with m.Elif(flush & self.fill.ready):
+            m.d.sync += c_valid.eq(0)
         fill = self.fill.payload
-        m.d.comb += [self.fill.valid.eq(f_valid), fill.slot.eq(f_slot), fill.pass_.eq(f_pass),
-                     fill.reg.eq(f_reg), fill.mask.eq(1 << f_lane)]
-        m.d.comb += [fill.data[lane].eq(f_value) for lane in range(lanes)]
+        m.d.comb += [self.fill.valid.eq(flush), fill.slot.eq(c_slot), fill.pass_.eq(c_pass),
+                     fill.reg.eq(c_reg), fill.mask.eq(c_mask)]
+        m.d.comb += [fill.data[lane].eq(c_data[lane]) for lane in range(lanes)]
         lt = self.load_trace
-        m.d.sync += [lt.valid.eq(f_valid & self.fill.ready), lt.slot.eq(f_slot),
-                     lt.reg.eq(f_reg), lt.value.eq(f_value),
+        m.d.sync += [lt.valid.eq(f_move), lt.slot.eq(f_slot), lt.reg.eq(f_reg),
+                     lt.value.eq(f_value),
                      lt.lane.eq(Cat(f_lane, f_pass) if passes > 1 else f_lane)]
         landing = Signal()
-        m.d.comb += landing.eq((retire & tag.store & tag.last)
-                               | (f_valid & self.fill.ready & f_last))
+        c_lands = flush & self.fill.ready & c_last
+        m.d.comb += landing.eq((retire & tag.store & tag.last) | c_lands)
         m.d.sync += [self.landed.valid.eq(landing),
-                     self.landed.payload.slot.eq(Mux(f_valid & f_last, f_slot, tag.slot))]
+                     self.landed.payload.slot.eq(Mux(c_lands, c_slot, tag.slot))]
 
         # credits: an op takes one as the walker sends it, gives it back as it retires (or
         # at the end, when it leaves no tag; an atomic's ops give theirs back at the end, and

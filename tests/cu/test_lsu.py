@@ -73,6 +73,7 @@ class Bench(wiring.Component):
             "sent": sig["sent"], "trap": sig["trap"], "landed": sig["landed"],
             "load_trace": sig["load_trace"], "busy": sig["busy"],
             "fill_hold": In(1),
+            "fills": Out(1),
             "tb_mode": In(1),
             "tb_write": In(stream.Signature(self.file.write_layout, always_ready=True)),
             "tb_read": In(stream.Signature(self.file.read_layout)),
@@ -114,6 +115,7 @@ class Bench(wiring.Component):
                      file.write.payload.eq(self.tb_write.payload)]
         with m.If(~self.tb_write.valid):
             m.d.comb += file.write.payload.eq(unit.fill.payload)
+        m.d.comb += self.fills.eq(unit.fill.valid & unit.fill.ready)
         return m
 
 
@@ -478,7 +480,7 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
     initial = [[list(r) for r in slot] for slot in model.regs]
     mem = Memory(dut, rng, {}, **(memory or {}))
     expected = [model.execute(ins) for ins in program]
-    seen = {"sent": [], "trap": [], "landed": [], "trace": [], "cycles": 0}
+    seen = {"sent": [], "trap": [], "landed": [], "trace": [], "cycles": 0, "fills": 0}
 
     async def bench(ctx):
         await preload(ctx, dut, initial, lanes)
@@ -494,10 +496,11 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
                 ctx.set(dut.ctl, control_word(head["name"]))
             ctx.set(dut.issue.valid, head is not None)
             ctx.set(dut.fill_hold, rng.random() < fill_hold)
-            _, _, ready, sv, s, tv, t, lv, lslot, lt = await ctx.tick().sample(
+            _, _, ready, sv, s, tv, t, lv, lslot, lt, fills = await ctx.tick().sample(
                 dut.issue.ready, dut.sent.valid, dut.sent.payload.slot, dut.trap.valid,
                 dut.trap.payload.slot, dut.landed.valid, dut.landed.payload.slot,
-                dut.load_trace)
+                dut.load_trace, dut.fills)
+            seen["fills"] += fills
             if head is not None and ready:
                 queue.popleft()
             if sv:
@@ -593,7 +596,8 @@ def dword_stream(name: str, slot: int = 0):
 def test_a_full_wave_sends_a_request_every_cycle(lanes, name):
     """Memory always ready with a latency of 8 cycles, ``fill`` always ready: the dwords of a
     full wave go out on consecutive cycles, and two instructions follow each other without a
-    gap (the second's VGPR reads and constants overlap the first's requests)."""
+    gap (the second's VGPR reads and constants overlap the first's requests); a dword load
+    writes its VGPR once a pass."""
     latency = 8
     out = run(lanes, 2, 1, fill_hold=0, make=dword_stream(name),
               memory={"latency": (latency, latency), "accept": 1.0, "answer": 1.0})
@@ -609,6 +613,10 @@ def test_a_full_wave_sends_a_request_every_cycle(lanes, name):
     # the testbench counts cycles from the first issue
     landed = out["seen"]["landed"][-1][0] + start - 1
     assert landed - cycles[-1] <= latency + 6, landed - cycles[-1]
+    # a load's lanes of a pass and register are one VGPR write: one a pass for a dword load,
+    # one a dword for x2-x4 (each lane's dwords come back together)
+    loads = 0 if fields(name)["mem"] == MemKind.STORE else 2 * 64 * dwords
+    assert out["seen"]["fills"] == (loads // lanes if dwords == 1 else loads)
 
 
 @pytest.mark.parametrize(("lanes", "seed"), [(4, 12), (8, 14), (16, 17)])
