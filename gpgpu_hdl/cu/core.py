@@ -140,7 +140,9 @@ def _trace_layout(lanes_total: int = 64) -> data.StructLayout:
 TraceLayout = _trace_layout()
 
 #: One dword a buffer load writes to a VGPR (the answer lands after the load has retired).
-LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lane": 6, "value": 32})
+#: a load's value written into register ``reg`` of wave slot ``slot`` for the wave's ``lanes``
+#: (a mask: the buffer unit writes lanes that shared a request together)
+LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lanes": 64, "value": 32})
 
 
 def unit_members(*, trace: bool, shared_grid: bool) -> dict:
@@ -831,7 +833,8 @@ class ComputeUnit(wiring.Component):
             if self._trace:
                 lt = self.load_trace
                 m.d.sync += [lt.valid.eq(vm_retire & ~vm_tag.store), lt.slot.eq(vm_tag.slot),
-                             lt.reg.eq(vm_tag.reg), lt.lane.eq(vm_tag.pass_ * L + vm_tag.lane),
+                             lt.reg.eq(vm_tag.reg),
+                             lt.lanes.eq(Const(1, 64) << (vm_tag.pass_ * L + vm_tag.lane)),
                              lt.value.eq(vm_wdata)]
 
         with m.FSM(name="seq"):

@@ -28,14 +28,22 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   ``vaddr + 1``) go into a LUT RAM per lane, read in the walker's cycle; every request's
   three words into a block RAM of a pass a row (:class:`~gpgpu_hdl.cu.landing.LandingRam`),
   from which the op's data word (A's ``vdata`` for a lane's first dword, B's for the others)
-  reaches the address pipeline at M1;
-* **walker**: the job's active lanes in order, one dword a cycle: the lane's address words
+  reaches the address pipeline at M1. With A's words, where the pass's *runs* start: lane 0
+  and each lane whose address words differ from the lane's before it;
+* **prepare**: the head job, once its A operands have landed, with its *leaders*: every
+  active lane when the job may not share requests (a store, an atomic, ADD_TID), otherwise
+  each run's lowest active lane (a load's lanes with the same address words have the same
+  address and range check; a load addressed by its offset alone is one run). Lanes that
+  share a leader's requests are the *followers*: a uniform load of a full pass is one
+  request, a row of a matrix read by a row of lanes one per row;
+* **walker**: the job's leaders in order, one dword a cycle: the lane's address words
   (a ``lanes``:1 multiplexer on the landing FIFO's head, in two registered steps: the lane
   of each group of four, then the group) and its data word (the same select on the block
   RAM's row, two cycles later) into the address pipeline; a lane of an
   x2-x4 access stays for as many cycles as it has dwords (a cmpswap lane two: its data,
   then its compare value, with the lane's address both times). The final job's last dword is
-  the instruction's *last* (a marker job is one cycle, and last). An atomic lane's first op
+  the instruction's *last* (a marker job is one cycle, and last). Each op carries the
+  lanes it serves (its leader and followers) to its tag. An atomic lane's first op
   waits until every op before it has retired and the atomic engine is idle, and no op
   follows it (but cmpswap's second) until the engine is done with the lane;
 * **address pipeline** (free-running, nine register stages after the walker's output
@@ -62,8 +70,8 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   with a store's tag (the instruction's last for its last lane). A lane out of range sends
   nothing and returns 0 with glc (a tag that writes 0); one at or above 4 GiB does nothing;
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
-  and sign-extended for a sub-dword load) into a register (F), and from there on
-  ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
+  and sign-extended for a sub-dword load) into a register (F) for the tag's lanes, and from
+  there on ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
   its last tag has retired and every write before it has gone out;
 * **collect**: F's dwords of one pass and register (a dword load's lanes, which come back
   one after the other) gathered into one VGPR write on ``fill``, which goes out when nothing
@@ -76,12 +84,12 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 
 A credit counter keeps the dwords between the walker and the retire stage at most ``depth``,
 so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready; the address
-pipeline never stalls. Requests leave in the order of the instructions, lane after lane
-(each lane's dwords together), as the multi-cycle unit sends them (the SoC's AXI master merges
-consecutive dwords into bursts). Unaligned dword accesses are as in the multi-cycle unit: the
-address's low two bits select the byte lanes of a sub-dword access only, and an atomic
-ignores them. Atomics are rare: a lane takes the address pipeline's latency and two memory
-round trips.
+pipeline never stalls. Requests leave in the order of the instructions, leader after leader
+(each lane's dwords together), as the multi-cycle unit sends them but without the
+followers' (the SoC's AXI master merges consecutive dwords into bursts). Unaligned dword
+accesses are as in the multi-cycle unit: the address's low two bits select the byte lanes of
+a sub-dword access only, and an atomic ignores them. Atomics are rare: a lane takes the
+address pipeline's latency and two memory round trips.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
@@ -136,11 +144,15 @@ def issue_control(payload, ctl) -> list:
             payload.signed.eq(ctl.signed)]
 
 
-def landing_depth(lanes: int) -> int:
+def landing_depth(lanes: int) -> int:  # noqa: ARG001
     """Passes the landing FIFOs hold: enough that a pass's VGPR reads (about 12 cycles from
     the sequencer's request to the operands in the FIFO) come back while the walker sends the
-    passes before it (``lanes`` cycles each at least)."""
-    return 1 + -(-12 // lanes)
+    passes before it, which takes one cycle for a pass whose lanes share one address. A
+    power of two, so that the pointers wrap without a compare and B's rows follow A's in
+    the block RAM without an adder on its address (land = 13 put both on that address's
+    path: 69.61 MHz against 76.24 alone). The lanes' LUT RAMs are 16 deep whatever the depth
+    up to 16, and the block RAM's rows cost nothing more."""
+    return 16
 
 
 def _ffs(value, width: int):
@@ -200,8 +212,9 @@ class BufferUnit(wiring.Component):
         From :attr:`VgprFile.operands <gpgpu_hdl.cu.vgpr_file.VgprFile.operands>`, in the
         order of the requests; always taken.
     req : Out(stream.Signature(MemRequest))
-        Dword requests to memory, from a FIFO (registered output): a load reads ``addr`` (a
-        dword address) and a store writes ``data`` under the byte ``mask``; an atomic lane
+        Dword requests to memory (one for the lanes of a load that share it), from a FIFO
+        (registered output): a load reads ``addr`` (a dword address) and a store writes
+        ``data`` under the byte ``mask``; an atomic lane
         is a read with ``lock`` set and, once its answer is back, the write of the new value
         to the same address, the unit's next request.
     rsp : In(stream.Signature(MemResponse))
@@ -221,9 +234,9 @@ class BufferUnit(wiring.Component):
         One pulse per instruction, in issue order, after all its answers are back and its
         load dwords have gone out on ``fill``: the wave's ``vmcnt`` goes down by one.
     load_trace : Out(LoadTraceLayout)
-        One ``valid`` pulse per dword written, in the order of the writes (the cycle after
-        it reaches the collector, at or before its ``fill``): slot, register, lane (0-63),
-        value.
+        One ``valid`` pulse per dword written (for the lanes that shared its request), in the
+        order of the writes (the cycle after it reaches the collector, at or before its
+        ``fill``): slot, register, lanes (a mask of the wave's 64), value.
     busy : Out(1)
         An instruction is in the unit (not yet landed).
     """
@@ -304,17 +317,22 @@ class BufferUnit(wiring.Component):
             "limit": signed(35),   # a raw access is in range when its offset <= limit
             "records": 32, "stride": 14, "raw": 1, "swizzle": 1, "elem": 2, "istride": 2,
             "add_tid": 1,
-            "atomic": 1, "op": AtomicOp, "glc": 1})   # an atomic (not a marker)
+            "atomic": 1, "op": AtomicOp, "glc": 1,    # an atomic (not a marker)
+            # a load whose lanes with the same address registers as the lane before them
+            # (whose addresses are then the same) share that lane's request: not a store or
+            # an atomic, no ADD_TID
+            "merge": 1})
         # what an op (a dword, or a marker) carries down the address pipeline
         op_layout = data.StructLayout({
             "marker": 1, "last": 1, "store": 1, "slot": slot_shape, "pass_": range(passes),
-            "lane": range(lanes), "k": 2, "reg": reg_shape, "size": range(5), "signed": 1,
+            "lane": range(lanes), "lanes": lanes,     # the op's lane, and the lanes it serves
+            "k": 2, "reg": reg_shape, "size": range(5), "signed": 1,
             "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "base": 48,
             "limit": signed(35), "records": 32, "stride": 14, "raw": 1, "swizzle": 1,
             "elem": 2, "istride": 2, "add_tid": 1, "atomic": 1})
         tag_layout = data.StructLayout({
             "slot": slot_shape, "reg": reg_shape, "pass_": range(passes),
-            "lane": range(lanes), "lo": 2, "size": range(5), "signed": 1,
+            "lanes": lanes, "lo": 2, "size": range(5), "signed": 1,
             "store": 1,            # no VGPR write (a store's acknowledgement, or a marker)
             "zero": 1,             # no answer: an out-of-range load dword (0), or a marker
             "last": 1})            # the instruction's last
@@ -335,7 +353,7 @@ class BufferUnit(wiring.Component):
         q_first = Signal(passes * (lanes - 1).bit_length(), name="q_first")  # their lowest
         l_used = Signal(range(land + 1), name="l_used")    # passes asked for, not yet walked
 
-        m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=4)
+        m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=land)
         m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
         m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * land)
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
@@ -361,6 +379,7 @@ class BufferUnit(wiring.Component):
             job.raw.eq(stride == 0), job.swizzle.eq(vsharp[63]), job.elem.eq(vsharp[115:117]),
             job.istride.eq(vsharp[117:119]), job.add_tid.eq(vsharp[119]),
             job.atomic.eq(q_atomic), job.op.eq(q.atomic), job.glc.eq(q.glc),
+            job.merge.eq(~q_store & ~vsharp[119]),
             jobs.w_data.eq(job),
         ]
         rq = data.View(read_layout, Signal(read_layout.size, name="q_request"))
@@ -461,7 +480,7 @@ class BufferUnit(wiring.Component):
         l_pop = Signal(2)                           # the walker is done with a pass's operands
 
         def bump(ptr):
-            return Mux(ptr == land - 1, 0, ptr + 1)
+            return (ptr + 1)[:len(ptr)]
 
         for x in range(2):
             with m.If(arriving[x]):
@@ -469,6 +488,25 @@ class BufferUnit(wiring.Component):
             m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
             m.d.sync += [l_rptr[x].eq(l_rnext[x]),
                          l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])]
+        # where the A passes' runs start: lane 0, and each lane whose address words
+        # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it (a
+        # register of its own per pass, written with the lanes' LUT RAMs)
+        o_wptr = Signal(range(land), name="o_wptr")
+        m.d.sync += o_wptr.eq(l_wptr[0])
+        l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
+        o_starts = Cat(Const(1, 1), *(
+            (o_data[0][lane] != o_data[0][lane - 1]) | (o_data[1][lane] != o_data[1][lane - 1])
+            for lane in range(1, lanes)))
+        with m.If(o_we[0]):
+            m.d.sync += l_starts[o_wptr].eq(o_starts)
+        # the A passes landed and not yet prepared (the prepare stage, below, reads their
+        # starts in order)
+        l_pptr = Signal(range(land), name="l_pptr")
+        l_landed = Signal(range(land + 1), name="l_landed")
+        l_prep = Signal()                           # a pass's starts are read
+        with m.If(l_prep):
+            m.d.sync += l_pptr.eq(bump(l_pptr))
+        m.d.sync += l_landed.eq(l_landed + o_we[0] - l_prep)
         # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
         # in the walker's cycle
         # (a plain signal viewed as an array, as ``o_data``)
@@ -486,21 +524,50 @@ class BufferUnit(wiring.Component):
         m.submodules.land_data = l_ram = LandingRam(width=lanes * 32 * SOURCES,
                                                     depth=2 * land, style=self._ram)
         l_wrow = Signal(range(2 * land), name="l_wrow")
-        m.d.sync += l_wrow.eq(Mux(arriving[1], land + l_wptr[1], l_wptr[0]))
+        m.d.sync += l_wrow.eq(Mux(arriving[1], Cat(l_wptr[1], 1), l_wptr[0]))
         m.d.comb += [l_ram.write_addr.eq(l_wrow), l_ram.write_en.eq(o_we.any()),
                      l_ram.write_data.eq(Cat(Cat(o_data[i][lane] for i in range(SOURCES))
                                              for lane in range(lanes))),
                      l_ram.read_en.eq(1)]
 
-        # --- walker: the job's active lanes, a dword a cycle ------------------------------------
+        # --- prepare: the head job, once its operands have landed, with its runs' starts (all
+        # lanes when it may not merge; lane 0 alone for a load addressed by its offset alone)
+        # and the lanes the walker visits: each run's lowest active lane (its *leader*). A lane
+        # follows when a lane of its run below it is active: the run's lanes pass that on
+        # upwards, as carries of a sum (propagate where no run starts, generate at an active
+        # lane), so it is one carry chain ----------------------------------------------------
+        head = data.View(job_layout, jobs.r_data)
+        p_valid = Signal(name="p_valid")
+        p_job = Signal(job_layout, name="p_job")
+        p_leaders = Signal(lanes, name="p_leaders")
+        p_starts = Signal(lanes, name="p_starts")
+        p_take = Signal()                           # the walker takes the prepared job
+        ones = Const((1 << lanes) - 1, lanes)
+        starts = Mux(head.merge, Mux(head.reads, l_starts[l_pptr], 1), ones)
+        cont = ~starts[1:]                          # lane i + 1 continues lane i's run
+        gen = head.exec[:-1] & cont
+        sum_ = Signal(lanes)
+        m.d.comb += sum_.eq(Cat(cont, 0) + Cat(gen, 0))
+        follows = Cat(Const(0, 1), (sum_ ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
+        prep = Signal()
+        m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | (l_landed != 0))
+                             & (~p_valid | p_take)),
+                     jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
+        with m.If(prep):
+            m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts),
+                         p_leaders.eq(head.exec & ~follows)]
+        with m.Elif(p_take):
+            m.d.sync += p_valid.eq(0)
+
+        # --- walker: the job's leaders, a dword a cycle -------------------------------------
         w_busy = Signal(name="w_busy")
         w_job = Signal(job_layout, name="w_job")
         w_lane = Signal(range(lanes), name="w_lane")
-        w_rest = Signal(lanes, name="w_rest")      # the active lanes after w_lane
+        w_rest = Signal(lanes, name="w_rest")      # the leaders after w_lane
+        w_starts = Signal(lanes, name="w_starts")
         w_k = Signal(2, name="w_k")
         w_last = Signal(name="w_last")             # (w_lane, w_k) is the job's last op
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
-        head = data.View(job_layout, jobs.r_data)
 
         have_data = ~w_job.reads | ((l_count[0] != 0) & (~w_job.two | (l_count[1] != 0)))
         # an atomic lane's first op waits until every earlier dword has retired (``t_all``)
@@ -514,7 +581,7 @@ class BufferUnit(wiring.Component):
         m.d.comb += [emit.eq(w_busy & have_data & (t_free != 0) & gate),
                      done.eq(emit & w_last)]
         take = Signal()
-        m.d.comb += [take.eq(jobs.r_rdy & (~w_busy | done)), jobs.r_en.eq(take),
+        m.d.comb += [take.eq(p_valid & (~w_busy | done)), p_take.eq(take),
                      l_pop.eq(Cat(done & w_job.reads, done & w_job.reads & w_job.two)),
                      l_free.eq(done & w_job.reads)]
         w_lane_next = Signal(range(lanes))
@@ -522,10 +589,11 @@ class BufferUnit(wiring.Component):
         # w_last is kept in a register, so that ``done`` (and ``take``, and the select copies'
         # next value behind it) is a gate or two after the credit and landing counts
         with m.If(take):
-            rest = head.exec & (head.exec - 1)
-            m.d.sync += [w_busy.eq(1), w_job.eq(head), w_k.eq(0), w_rest.eq(rest),
-                         w_last.eq(head.marker | ((head.dwords == 1) & (rest == 0)))]
-            m.d.comb += w_lane_next.eq(head.first)
+            rest = p_leaders & (p_leaders - 1)
+            m.d.sync += [w_busy.eq(1), w_job.eq(p_job), w_k.eq(0), w_rest.eq(rest),
+                         w_starts.eq(p_starts),
+                         w_last.eq(p_job.marker | ((p_job.dwords == 1) & (rest == 0)))]
+            m.d.comb += w_lane_next.eq(p_job.first)
         with m.Elif(done):
             m.d.sync += w_busy.eq(0)
         with m.If(emit & ~done):
@@ -558,7 +626,7 @@ class BufferUnit(wiring.Component):
         # word is VDATA, the third; B's for k = 1 to 3, words 0 to 2) read in the walker's
         # cycle, on the RAM's output two cycles later (at A1), the word of each group's lane
         # selected into registers (A2), the group's at M1
-        m.d.comb += l_ram.read_addr.eq(Mux(w_k != 0, land + l_rptr[1], l_rptr[0]))
+        m.d.comb += l_ram.read_addr.eq(Mux(w_k != 0, Cat(l_rptr[1], 1), l_rptr[0]))
         d_sel = [Signal(4, name=f"d_sel{g}", reset_less=True, init=g) for g in range(groups)]
         a2_dg = [Signal(32, name=f"a2_d{g}") for g in range(groups)]
         ram_words = data.View(data.ArrayLayout(data.ArrayLayout(32, SOURCES), lanes),
@@ -569,6 +637,12 @@ class BufferUnit(wiring.Component):
                      "offset", "base", "limit", "records", "stride", "raw", "swizzle", "elem",
                      "istride", "add_tid", "marker"):
             m.d.comb += getattr(op, name).eq(getattr(w_job, name))
+        # the lanes the op serves: the active lanes of the leader's run, from the leader up to
+        # the next start (the carry of leader's bit through the lanes that continue the run)
+        w_cont = Cat(~w_starts[1:], Const(0, 1))
+        w_run = Signal(lanes + 1)
+        m.d.comb += w_run.eq(w_cont + (Const(1, lanes + 1) << w_lane))
+        m.d.comb += [op.lanes.eq(w_job.exec & (w_run[:lanes] ^ w_cont))]
         m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.atomic.eq(w_job.atomic),
                      # an atomic returns its old value to VDATA (its second op is cmpswap's
                      # compare value)
@@ -721,7 +795,7 @@ class BufferUnit(wiring.Component):
         req_in = Signal(req_layout)
         m.d.comb += [
             tag_in.slot.eq(a7.slot), tag_in.reg.eq(a7.reg), tag_in.pass_.eq(a7.pass_),
-            tag_in.lane.eq(a7.lane), tag_in.lo.eq(a7_lo), tag_in.size.eq(a7.size),
+            tag_in.lanes.eq(a7.lanes), tag_in.lo.eq(a7_lo), tag_in.size.eq(a7.size),
             tag_in.signed.eq(a7.signed),
             tag_in.store.eq(Mux(x_tag, x_store, a7.store | a7.marker | drop)),
             tag_in.zero.eq(Mux(x_tag, x_zero, ~a7_ok | a7.marker | drop)),
@@ -754,7 +828,7 @@ class BufferUnit(wiring.Component):
         f_slot = Signal(slot_shape, name="f_slot")
         f_pass = Signal(range(passes), name="f_pass")
         f_reg = Signal(reg_shape, name="f_reg")
-        f_lane = Signal(range(lanes), name="f_lane")
+        f_lanes = Signal(lanes, name="f_lanes")
         f_value = Signal(32, name="f_value")
         f_last = Signal(name="f_last")             # the instruction's last write
         # a load dword needs the fill register; an instruction whose last tag writes nothing
@@ -779,7 +853,7 @@ class BufferUnit(wiring.Component):
                 m.d.comb += extracted.eq(answers.r_data)
         with m.If(retire & ~tag.store):
             m.d.sync += [f_valid.eq(1), f_slot.eq(tag.slot), f_pass.eq(tag.pass_),
-                         f_reg.eq(tag.reg), f_lane.eq(tag.lane), f_last.eq(tag.last),
+                         f_reg.eq(tag.reg), f_lanes.eq(tag.lanes), f_last.eq(tag.last),
                          f_value.eq(Mux(tag.zero, 0, extracted))]
         with m.Elif(f_move):
             m.d.sync += f_valid.eq(0)
@@ -806,9 +880,9 @@ class BufferUnit(wiring.Component):
         with m.If(f_move):
             m.d.sync += [c_valid.eq(1), c_slot.eq(f_slot), c_pass.eq(f_pass),
                          c_reg.eq(f_reg), c_last.eq(f_last),
-                         c_mask.eq(Mux(merge, c_mask, 0) | (1 << f_lane))]
+                         c_mask.eq(Mux(merge, c_mask, 0) | f_lanes)]
             for lane in range(lanes):
-                with m.If(f_lane == lane):
+                with m.If(f_lanes[lane]):
                     m.d.sync += c_data[lane].eq(f_value)
         with m.Elif(flush & self.fill.ready):
             m.d.sync += c_valid.eq(0)
@@ -819,7 +893,7 @@ class BufferUnit(wiring.Component):
         lt = self.load_trace
         m.d.sync += [lt.valid.eq(f_move), lt.slot.eq(f_slot), lt.reg.eq(f_reg),
                      lt.value.eq(f_value),
-                     lt.lane.eq(Cat(f_lane, f_pass) if passes > 1 else f_lane)]
+                     lt.lanes.eq(f_lanes << (f_pass * lanes) if passes > 1 else f_lanes)]
         landing = Signal()
         c_lands = flush & self.fill.ready & c_last
         m.d.comb += landing.eq((retire & tag.store & tag.last) | c_lands)

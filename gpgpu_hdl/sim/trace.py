@@ -97,11 +97,13 @@ def _landed_loads(loads: list[int]) -> dict[int, list[tuple[str, int, int]]]:
     """Load events per wave slot, as (register, lane, value), the first last (to pop)."""
     from ..cu.core import LoadTraceLayout
 
-    at = _field_masks(LoadTraceLayout, ("slot", "reg", "lane", "value"))
+    at = _field_masks(LoadTraceLayout, ("slot", "reg", "lanes", "value"))
     per_slot: dict[int, list[tuple[str, int, int]]] = {}
     for value in loads:
         f = {n: (value >> off) & mask for n, (off, mask) in at.items()}
-        per_slot.setdefault(f["slot"], []).append((f"v{f['reg']}", f["lane"], f["value"]))
+        events = per_slot.setdefault(f["slot"], [])
+        events += [(f"v{f['reg']}", lane, f["value"]) for lane in range(64)
+                   if f["lanes"] >> lane & 1]
     for events in per_slot.values():
         events.reverse()
     return per_slot

@@ -89,8 +89,10 @@ def test_decode_trace_lands_late_load_data_in_its_load():
             "slot": slot, "exec": exec_, "v_reg": v_reg, "v_count": v_count, "v_late": late,
             "v_data": [[0xDEAD] * 64 for _ in range(4)]}).as_value().value
 
-    def event(slot, reg, lane, value):
-        return LoadTraceLayout.const({"valid": 1, "slot": slot, "reg": reg, "lane": lane,
+    def event(slot, reg, lane, value, *more):
+        """The value written into ``lane`` (and the ``more`` lanes: one request's)."""
+        lanes = sum(1 << x for x in (lane, *more))
+        return LoadTraceLayout.const({"valid": 1, "slot": slot, "reg": reg, "lanes": lanes,
                                       "value": value}).as_value().value
 
     # slot 1: a dwordx2 load on lanes 0 and 5, then a dword load on lane 63; slot 2 (its
@@ -123,5 +125,11 @@ def test_decode_trace_lands_late_load_data_in_its_load():
                                      ("v4", 3, slot2[3]), ("v4", 2, slot2[2])}
     emu = {k: v for k, v in odd.items() if k != "stray"}
     assert compare_traces([emu], [emu]) == []
+
+    # lanes that shared a request: one event for all of them
+    shared = rng.getrandbits(32)
+    (both,) = decode_trace([records[1]], [event(2, 4, 2, shared, 3)])
+    assert [both["vgpr"]["v4"][lane] for lane in (2, 3)] == [shared, shared]
+    assert "stray" not in both
     found = [str(p) for p in compare_traces([emu], [odd])]
     assert found and all("matches no register" in p for p in found), found
