@@ -150,7 +150,8 @@ def landing_depth(lanes: int) -> int:  # noqa: ARG001
     passes before it, which takes one cycle for a pass whose lanes share one address. A
     power of two, so that the pointers wrap without a compare and B's rows follow A's in
     the block RAM without an adder on its address (land = 13 put both on that address's
-    path: 69.61 MHz against 76.24 alone). The lanes' LUT RAMs are 16 deep whatever the depth
+    path: the unit alone at 69.61 MHz, against 79.21 before and 76.07 with 16, placed with
+    nextpnr's static placer). The lanes' LUT RAMs are 16 deep whatever the depth
     up to 16, and the block RAM's rows cost nothing more."""
     return 16
 
