@@ -24,18 +24,23 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 * **landing**: each request's operands (always taken, as the VGPR file gives them) into a
   FIFO of whole passes (``A`` for the first request, ``B`` for the second): the sequencer
   asks for a pass only when its place is free, and keeps enough passes in flight to cover
-  the VGPR file's latency (:func:`landing_depth`). A's address words (``vaddr``,
+  the VGPR file's latency (:data:`LANDING_DEPTH`). A's address words (``vaddr``,
   ``vaddr + 1``) go into a LUT RAM per lane, read in the walker's cycle; every request's
   three words into a block RAM of a pass a row (:class:`~gpgpu_hdl.cu.landing.LandingRam`),
   from which the op's data word (A's ``vdata`` for a lane's first dword, B's for the others)
   reaches the address pipeline at M1. With A's words, where the pass's *runs* start: lane 0
-  and each lane whose address words differ from the lane's before it;
+  and each lane whose address words differ from the lane's before it; and which lanes of
+  the pass's upper half have the address words of their *twin*, the lane half a pass below;
 * **prepare**: the head job, once its A operands have landed, with its *leaders*: every
   active lane when the job may not share requests (a store, an atomic, ADD_TID), otherwise
   each run's lowest active lane (a load's lanes with the same address words have the same
-  address and range check; a load addressed by its offset alone is one run). Lanes that
-  share a leader's requests are the *followers*: a uniform load of a full pass is one
-  request, a row of a matrix read by a row of lanes one per row;
+  address and range check; a load addressed by its offset alone is one run), but an
+  upper-half lane whose twin is served (active, or with an active lane below it in its run)
+  is served with its twin (*dropped*), and the upper half's runs are led by their lowest
+  lane not dropped. Lanes that share a leader's requests are the *followers*: a uniform
+  load of a full pass is one request, a row of a matrix read by a row of lanes one per
+  row, and a pass of two rows of a workgroup 8 lanes wide reading the same 8 dwords of a
+  matrix (matmul's ``b``, at 16 lanes) 8 requests, not 16;
 * **walker**: the job's leaders in order, one dword a cycle: the lane's address words
   (a ``lanes``:1 multiplexer on the landing FIFO's head, in two registered steps: the lane
   of each group of four, then the group) and its data word (the same select on the block
@@ -43,9 +48,11 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   x2-x4 access stays for as many cycles as it has dwords (a cmpswap lane two: its data,
   then its compare value, with the lane's address both times). The final job's last dword is
   the instruction's *last* (a marker job is one cycle, and last). Each op carries the
-  lanes it serves (its leader and followers) to its tag. An atomic lane's first op
-  waits until every op before it has retired and the atomic engine is idle, and no op
-  follows it (but cmpswap's second) until the engine is done with the lane;
+  lanes it serves (its leader, the active lanes of its run above it but the dropped ones,
+  and the dropped lanes whose twins are in its run from the leader up) to its tag. An
+  atomic lane's first op waits until every op before it has retired and the atomic engine
+  is idle, and no op follows it (but cmpswap's second) until the engine is done with the
+  lane;
 * **address pipeline** (free-running, nine register stages after the walker's output
   register): index and offset; the
   multiplier operand (``index`` or, swizzled, ``index / index_stride``), the swizzle's small
@@ -104,7 +111,7 @@ from .landing import LandingRam
 from .vgpr_file import vgpr_layouts
 
 __all__ = ["BUFFER_ATOMICS", "BufferUnit", "buffer_issue_layout", "issue_control",
-           "landing_depth"]
+           "LANDING_DEPTH"]
 
 #: VGPR file reads a pass of the buffer unit asks for at most (three registers each)
 SOURCES = 3
@@ -144,16 +151,15 @@ def issue_control(payload, ctl) -> list:
             payload.signed.eq(ctl.signed)]
 
 
-def landing_depth(lanes: int) -> int:  # noqa: ARG001
-    """Passes the landing FIFOs hold: enough that a pass's VGPR reads (about 12 cycles from
-    the sequencer's request to the operands in the FIFO) come back while the walker sends the
-    passes before it, which takes one cycle for a pass whose lanes share one address. A
-    power of two, so that the pointers wrap without a compare and B's rows follow A's in
-    the block RAM without an adder on its address (land = 13 put both on that address's
-    path: the unit alone at 69.61 MHz, against 79.21 before and 76.07 with 16, placed with
-    nextpnr's static placer). The lanes' LUT RAMs are 16 deep whatever the depth
-    up to 16, and the block RAM's rows cost nothing more."""
-    return 16
+#: Passes the landing FIFOs hold: enough that a pass's VGPR reads (about 12 cycles from the
+#: sequencer's request to the operands in the FIFO) come back while the walker sends the
+#: passes before it, which takes one cycle for a pass whose lanes share one address. A power
+#: of two, so that the pointers wrap without a compare and B's rows follow A's in the block
+#: RAM without an adder on its address (13 put both on that address's path: the unit alone
+#: at 69.61 MHz, against 79.21 before and 76.07 with 16, placed with nextpnr's static
+#: placer). The lanes' LUT RAMs are 16 deep whatever the depth up to 16, and the block RAM's
+#: rows cost nothing more.
+LANDING_DEPTH = 16
 
 
 def _ffs(value, width: int):
@@ -303,7 +309,7 @@ class BufferUnit(wiring.Component):
         m = Module()
         lanes, passes, depth = self._lanes, self._passes, self._depth
         slot_shape, reg_shape = range(self._slots), range(self._vgprs)
-        land = landing_depth(lanes)
+        land = LANDING_DEPTH
         atomics = self._atomics
 
         # what the walker needs of an instruction, per pass (a job)
@@ -500,6 +506,15 @@ class BufferUnit(wiring.Component):
             for lane in range(1, lanes)))
         with m.If(o_we[0]):
             m.d.sync += l_starts[o_wptr].eq(o_starts)
+        # which lanes of the pass's upper half have the address words of their *twin*, the lane
+        # half a pass below (a pass of two rows of a workgroup 8 lanes wide, at 16 lanes, reads
+        # a matrix row twice, in lanes 0-7 and 8-15)
+        half = lanes // 2
+        l_twins = Array(Signal(half, name=f"l_twins{i}") for i in range(land))
+        o_twins = Cat((o_data[0][lane] == o_data[0][lane - half])
+                      & (o_data[1][lane] == o_data[1][lane - half]) for lane in range(half, lanes))
+        with m.If(o_we[0]):
+            m.d.sync += l_twins[o_wptr].eq(o_twins)
         # the A passes landed and not yet prepared (the prepare stage, below, reads their
         # starts in order)
         l_pptr = Signal(range(land), name="l_pptr")
@@ -536,27 +551,40 @@ class BufferUnit(wiring.Component):
         # and the lanes the walker visits: each run's lowest active lane (its *leader*). A lane
         # follows when a lane of its run below it is active: the run's lanes pass that on
         # upwards, as carries of a sum (propagate where no run starts, generate at an active
-        # lane), so it is one carry chain ----------------------------------------------------
+        # lane), so it is one carry chain. An upper-half lane whose twin is served (active or
+        # following) is served with its twin: it is *dropped*, and the upper half's runs are
+        # then led by their lowest lane not dropped (a second chain) --------------------------
         head = data.View(job_layout, jobs.r_data)
         p_valid = Signal(name="p_valid")
         p_job = Signal(job_layout, name="p_job")
         p_leaders = Signal(lanes, name="p_leaders")
         p_starts = Signal(lanes, name="p_starts")
+        p_drop = Signal(lanes, name="p_drop")
         p_take = Signal()                           # the walker takes the prepared job
         ones = Const((1 << lanes) - 1, lanes)
         starts = Mux(head.merge, Mux(head.reads, l_starts[l_pptr], 1), ones)
+        twins = Mux(head.merge & head.reads, l_twins[l_pptr], 0)
         cont = ~starts[1:]                          # lane i + 1 continues lane i's run
-        gen = head.exec[:-1] & cont
-        sum_ = Signal(lanes)
-        m.d.comb += sum_.eq(Cat(cont, 0) + Cat(gen, 0))
-        follows = Cat(Const(0, 1), (sum_ ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
+
+        def follows(active, name):
+            """The lanes (of ``active`` or not) with a lane of ``active`` below them in their
+            run."""
+            gen = active[:-1] & cont
+            sum_ = Signal(lanes, name=name)
+            m.d.comb += sum_.eq(Cat(cont, 0) + Cat(gen, 0))
+            return Cat(Const(0, 1), (sum_ ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
+
+        served = head.exec | follows(head.exec, "p_sum1")
+        drop = Signal(lanes, name="p_drop_next")
+        m.d.comb += drop.eq(Cat(Const(0, half), head.exec[half:] & twins & served[:half]))
+        rest = head.exec & ~drop
         prep = Signal()
         m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | (l_landed != 0))
                              & (~p_valid | p_take)),
                      jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
         with m.If(prep):
-            m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts),
-                         p_leaders.eq(head.exec & ~follows)]
+            m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts), p_drop.eq(drop),
+                         p_leaders.eq(rest & ~follows(rest, "p_sum2"))]
         with m.Elif(p_take):
             m.d.sync += p_valid.eq(0)
 
@@ -566,6 +594,7 @@ class BufferUnit(wiring.Component):
         w_lane = Signal(range(lanes), name="w_lane")
         w_rest = Signal(lanes, name="w_rest")      # the leaders after w_lane
         w_starts = Signal(lanes, name="w_starts")
+        w_drop = Signal(lanes, name="w_drop")
         w_k = Signal(2, name="w_k")
         w_last = Signal(name="w_last")             # (w_lane, w_k) is the job's last op
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
@@ -592,7 +621,7 @@ class BufferUnit(wiring.Component):
         with m.If(take):
             rest = p_leaders & (p_leaders - 1)
             m.d.sync += [w_busy.eq(1), w_job.eq(p_job), w_k.eq(0), w_rest.eq(rest),
-                         w_starts.eq(p_starts),
+                         w_starts.eq(p_starts), w_drop.eq(p_drop),
                          w_last.eq(p_job.marker | ((p_job.dwords == 1) & (rest == 0)))]
             m.d.comb += w_lane_next.eq(p_job.first)
         with m.Elif(done):
@@ -639,11 +668,14 @@ class BufferUnit(wiring.Component):
                      "istride", "add_tid", "marker"):
             m.d.comb += getattr(op, name).eq(getattr(w_job, name))
         # the lanes the op serves: the active lanes of the leader's run, from the leader up to
-        # the next start (the carry of leader's bit through the lanes that continue the run)
+        # the next start (the carry of leader's bit through the lanes that continue the run),
+        # but the dropped ones, and the dropped twins of those lanes
         w_cont = Cat(~w_starts[1:], Const(0, 1))
         w_run = Signal(lanes + 1)
         m.d.comb += w_run.eq(w_cont + (Const(1, lanes + 1) << w_lane))
-        m.d.comb += [op.lanes.eq(w_job.exec & (w_run[:lanes] ^ w_cont))]
+        run = w_run[:lanes] ^ w_cont
+        twin_run = Cat(Const(0, half), run)[:lanes]
+        m.d.comb += [op.lanes.eq(w_job.exec & ((run & ~w_drop) | (twin_run & w_drop)))]
         m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.atomic.eq(w_job.atomic),
                      # an atomic returns its old value to VDATA (its second op is cmpswap's
                      # compare value)

@@ -171,6 +171,7 @@ class Model:
     def __init__(self, slots: int, vgprs: int, rng: random.Random, lanes: int = 16):
         self.lanes = lanes                  # lanes a pass: a load's lanes share requests
         self.shared = 0                     # load lanes that shared another lane's request
+        self.twinned = 0                    # of those, lanes served with their twin
         self.regs = [[[rng.getrandbits(32) if DATA_REGS[0] <= reg < DATA_REGS[1] else 0
                        for _ in range(64)] for reg in range(vgprs)] for _ in range(slots)]
         self.mem: dict[int, int] = {}
@@ -225,26 +226,42 @@ class Model:
         return requests, writes, trap
 
     def followers(self, ins: dict, active: list) -> set:
-        """The active lanes of a load (without ADD_TID) that send no request of their own: a
-        lane whose address registers (those the instruction reads; the others count as 0)
-        equal those of the lane before it in its pass, with an active lane below it in such
-        a run. Their addresses are the run's, so they take its first active lane's answers."""
+        """The active lanes of a load (without ADD_TID) that send no request of their own,
+        their address registers (those the instruction reads; the others count as 0) being
+        another's they are served with:
+
+        * a lane of the pass's upper half whose twin (the lane half a pass below) has the
+          same registers and is served: active, or with an active lane below it in its run
+          (below), whether or not it is active itself;
+        * of the others, a lane whose registers equal those of the lane before it in its
+          pass, with such a lane below it in such a run (the runs as the registers make
+          them, whether or not their lanes are active or twins)."""
         regs = self.regs[ins["slot"]]
         used = (ins["offen"] | ins["idxen"] | ins["addr64"],
                 ins["addr64"] | (ins["offen"] & ins["idxen"]))
+        half = self.lanes // 2
 
         def words(lane):
             return tuple(regs[ins["vaddr"] + i][lane] if used[i] else 0 for i in range(2))
 
-        out, seen_active = set(), False
-        for lane in range(64):
-            if lane % self.lanes == 0 or words(lane) != words(lane - 1):
-                seen_active = False         # a run starts
-            if lane in active:
-                if seen_active:
+        def in_runs(lanes: set) -> set:
+            """The lanes (of any) with one of ``lanes`` below them in their run."""
+            out, seen = set(), False
+            for lane in range(64):
+                if lane % self.lanes == 0 or words(lane) != words(lane - 1):
+                    seen = False            # a run starts
+                if seen:
                     out.add(lane)
-                seen_active = True
-        return out
+                seen |= lane in lanes
+            return out
+
+        active = set(active)
+        served = active | in_runs(active)
+        twinned = {lane for lane in active if lane % self.lanes >= half
+                   and words(lane) == words(lane - half) and lane - half in served}
+        self.twinned += len(twinned)
+        rest = active - twinned
+        return twinned | (in_runs(rest) & rest)
 
     def atomic(self, ins: dict, active: list, addrs: list, oks: list) -> tuple[list, list, bool]:
         """A buffer atomic, lane by lane: a locked read and the write of the golden model's
@@ -343,6 +360,13 @@ def random_instruction(rng: random.Random, model: Model) -> dict:
             if rng.random() < 0.7:
                 for reg in (vaddr, vaddr + 1):
                     r[reg][lane] = r[reg][lane - 1]
+    if not store and rng.random() < 0.5:
+        # upper-half lanes with their twin's address registers (two rows of a workgroup)
+        half = model.lanes // 2
+        for lane in range(64):
+            if lane % model.lanes >= half and rng.random() < 0.7:
+                for reg in (vaddr, vaddr + 1):
+                    r[reg][lane] = r[reg][lane - half]
     return {"name": name, "slot": slot, "addr64": int(addr64), "offen": offen, "idxen": idxen,
             "offset": offset, "vaddr": vaddr, "vdata": vdata, "vsharp": vsharp,
             "soffset": soffset, "exec": exec_mask}
@@ -609,6 +633,7 @@ def test_random_loads_and_stores_match_the_model(lanes, seed):
     assert any(w[3] == 0 for _, writes, _ in expected for w in writes)
     assert len(out["requests"]) > 500
     assert out["model"].shared > 100            # load lanes that shared a request
+    assert out["model"].twinned > 20            # of those, served with their twin
 
 
 def test_few_dwords_in_flight_and_slow_answers():
@@ -662,7 +687,7 @@ def test_a_full_wave_sends_a_request_every_cycle(lanes, name):
     assert out["seen"]["fills"] == (loads // lanes if dwords == 1 else loads)
 
 
-@pytest.mark.parametrize(("lanes", "seed"), [(4, 12), (8, 14), (16, 18)])
+@pytest.mark.parametrize(("lanes", "seed"), [(4, 12), (8, 15), (16, 19)])
 def test_random_atomics_among_loads_and_stores_match_the_model(lanes, seed):
     """Atomics (every operation, glc or not) on dwords the lanes share, among random loads
     and stores: the requests (the lanes' locked reads and writes in lane order, after every
