@@ -35,12 +35,12 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   active lane when the job may not share requests (a store, an atomic, ADD_TID), otherwise
   each run's lowest active lane (a load's lanes with the same address words have the same
   address and range check; a load addressed by its offset alone is one run), but an
-  upper-half lane whose twin is served (active, or with an active lane below it in its run)
-  is served with its twin (*dropped*), and the upper half's runs are led by their lowest
-  lane not dropped. Lanes that share a leader's requests are the *followers*: a uniform
-  load of a full pass is one request, a row of a matrix read by a row of lanes one per
-  row, and a pass of two rows of a workgroup 8 lanes wide reading the same 8 dwords of a
-  matrix (matmul's ``b``, at 16 lanes) 8 requests, not 16;
+  active upper-half lane whose twin is active is served with its twin (*dropped*), and the
+  upper half's runs are led by their lowest lane not dropped. Lanes that share a leader's
+  requests are the *followers*: a uniform load of a full pass is one request, a row of a
+  matrix read by a row of lanes one per row, and a pass of two rows of a workgroup 8 lanes
+  wide reading the same 8 dwords of a matrix (matmul's ``b``, at 16 lanes) 8 requests, not
+  16;
 * **walker**: the job's leaders in order, one dword a cycle: the lane's address words
   (a ``lanes``:1 multiplexer on the landing FIFO's head, in two registered steps: the lane
   of each group of four, then the group) and its data word (the same select on the block
@@ -551,9 +551,10 @@ class BufferUnit(wiring.Component):
         # and the lanes the walker visits: each run's lowest active lane (its *leader*). A lane
         # follows when a lane of its run below it is active: the run's lanes pass that on
         # upwards, as carries of a sum (propagate where no run starts, generate at an active
-        # lane), so it is one carry chain. An upper-half lane whose twin is served (active or
-        # following) is served with its twin: it is *dropped*, and the upper half's runs are
-        # then led by their lowest lane not dropped (a second chain) --------------------------
+        # lane), so it is one carry chain. An active upper-half lane whose twin is active is
+        # served with its twin: it is *dropped*, and the upper half's runs are led by their
+        # lowest lane not dropped (a twin that is served by its run without being active
+        # would have put a second carry chain in series with this one: 76.07 -> 67.34 MHz) -
         head = data.View(job_layout, jobs.r_data)
         p_valid = Signal(name="p_valid")
         p_job = Signal(job_layout, name="p_job")
@@ -567,16 +568,14 @@ class BufferUnit(wiring.Component):
         cont = ~starts[1:]                          # lane i + 1 continues lane i's run
 
         def follows(active, name):
-            """The lanes (of ``active`` or not) with a lane of ``active`` below them in their
-            run."""
+            """The lanes with a lane of ``active`` below them in their run."""
             gen = active[:-1] & cont
             sum_ = Signal(lanes, name=name)
             m.d.comb += sum_.eq(Cat(cont, 0) + Cat(gen, 0))
             return Cat(Const(0, 1), (sum_ ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
 
-        served = head.exec | follows(head.exec, "p_sum1")
         drop = Signal(lanes, name="p_drop_next")
-        m.d.comb += drop.eq(Cat(Const(0, half), head.exec[half:] & twins & served[:half]))
+        m.d.comb += drop.eq(Cat(Const(0, half), head.exec[half:] & twins & head.exec[:half]))
         rest = head.exec & ~drop
         prep = Signal()
         m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | (l_landed != 0))
@@ -584,7 +583,7 @@ class BufferUnit(wiring.Component):
                      jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
         with m.If(prep):
             m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts), p_drop.eq(drop),
-                         p_leaders.eq(rest & ~follows(rest, "p_sum2"))]
+                         p_leaders.eq(rest & ~follows(rest, "p_sum"))]
         with m.Elif(p_take):
             m.d.sync += p_valid.eq(0)
 

@@ -231,8 +231,7 @@ class Model:
         another's they are served with:
 
         * a lane of the pass's upper half whose twin (the lane half a pass below) has the
-          same registers and is served: active, or with an active lane below it in its run
-          (below), whether or not it is active itself;
+          same registers and is active;
         * of the others, a lane whose registers equal those of the lane before it in its
           pass, with such a lane below it in such a run (the runs as the registers make
           them, whether or not their lanes are active or twins)."""
@@ -256,9 +255,8 @@ class Model:
             return out
 
         active = set(active)
-        served = active | in_runs(active)
         twinned = {lane for lane in active if lane % self.lanes >= half
-                   and words(lane) == words(lane - half) and lane - half in served}
+                   and words(lane) == words(lane - half) and lane - half in active}
         self.twinned += len(twinned)
         rest = active - twinned
         return twinned | (in_runs(rest) & rest)
