@@ -59,11 +59,10 @@ _GATEWARE = ("uart.py", "framing.py", "bridge.py", "top.py", "protocol.py")
 def build_board_soc(config: CuConfig, *, memory_bytes: int, divisor: int, cu_hz: int,
                     bus_hz: int, build_root: Path | str = Path("build/verilator")):
     """Build (or reuse) the Verilator model of a :class:`~boards.top.BoardSoc`."""
-    from amaranth.back import verilog
-
     from gpgpu_hdl import __version__
     from gpgpu_hdl.sim.cu_backend import MODEL_ARGS, _gateware_digest
     from gpgpu_hdl.sim.verilator import build
+    from gpgpu_hdl.sim.verilog_edit import sim_verilog
 
     from .top import BoardSoc
 
@@ -75,7 +74,7 @@ def build_board_soc(config: CuConfig, *, memory_bytes: int, divisor: int, cu_hz:
     def text() -> str:
         top = BoardSoc(config, memory_bytes=memory_bytes, divisor=divisor, cu_hz=cu_hz,
                        bus_hz=bus_hz)
-        return verilog.convert(top, name="board_soc", emit_src=False, strip_internal_attrs=True)
+        return sim_verilog(top, "board_soc")
     return build(text, "board_soc", build_root=build_root, visibility="top",
                  extra_args=MODEL_ARGS, key=digest.hexdigest()[:16])
 

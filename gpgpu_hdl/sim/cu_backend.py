@@ -141,16 +141,14 @@ class VerilatorBackend:
     def build(self):
         """Build (or reuse) the Verilator model; returns the helper's build handle."""
         if self._build is None:
-            from amaranth.back import verilog
-
             from .. import __version__
             from .verilator import build
+            from .verilog_edit import sim_verilog
 
             name, make, params, options = self._model()
 
             def text() -> str:
-                return verilog.convert(make(), name=name, emit_src=False,
-                                       strip_internal_attrs=True)
+                return sim_verilog(make(), name)
             digest = _gateware_digest(*params, __version__)
             self._build = build(text, name, build_root=self.build_root, visibility="top",
                                 extra_args=MODEL_ARGS, key=digest.hexdigest()[:16],

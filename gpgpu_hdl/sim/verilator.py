@@ -10,7 +10,7 @@ raises :class:`~gpgpu_hdl.errors.SimulationError` with the useful part of the lo
 
 Typical use::
 
-    verilog_text = verilog.convert(top, name="harness", emit_src=False, strip_internal_attrs=True)
+    verilog_text = sim_verilog(top, "harness")      # from .verilog_edit
     sim = build(verilog_text, "harness", memories=["gmem.mem"], clock="clk")
     results = sim.run("harness_tb", {"image": words, "base": 0}, timeout=600,
                       python_path=[Path(__file__).parent])
@@ -281,8 +281,9 @@ def build(verilog: str | Callable[[], str], toplevel: str, *,
     Parameters
     ----------
     verilog : str or callable
-        Verilog text, e.g. from ``amaranth.back.verilog.convert(top, name=toplevel,
-        emit_src=False, strip_internal_attrs=True)``, or a function returning it.
+        Verilog text, e.g. from :func:`.verilog_edit.sim_verilog` or
+        ``amaranth.back.verilog.convert(top, name=toplevel, emit_src=False,
+        strip_internal_attrs=True)``, or a function returning it.
     toplevel : str
         Name of the top module.
     build_root : path

@@ -1,5 +1,10 @@
 """Text surgery on Amaranth's Verilog before Verilator compiles it.
 
+:func:`sim_verilog` converts an Amaranth design to the Verilog a simulation wants: its RTLIL
+goes to Yosys without the all-zero memory inits (:func:`strip_zero_meminit`). The harness's
+2 MiB memory alone was 16.7 million init bits, 25 MB of RTLIL that YoWASP's Yosys took about
+100 s to read and write back (the multi-cycle unit's conversion took 154 s; 51 s without them).
+
 :func:`.verilator.build` passes the Verilog through :func:`prepare_verilog`, which applies the
 transformations below in order; the build's options choose them. The text is Amaranth's as
 written by Yosys (``amaranth.back.verilog.convert(top, name=toplevel, emit_src=False,
@@ -51,8 +56,8 @@ from .cocotb_io import hook_names
 
 __all__ = [
     "VISIBILITY", "RESERVED_PORT_NAMES", "check_visibility", "control_file", "prepare_verilog",
-    "strip_zero_memory_init", "constant_blocks_at_start", "add_memory_hooks",
-    "mark_memories_public", "add_internal_clock",
+    "sim_verilog", "strip_zero_meminit", "strip_zero_memory_init", "constant_blocks_at_start",
+    "add_memory_hooks", "mark_memories_public", "add_internal_clock",
 ]
 
 #: What a build lets cocotb see: ``"all"`` signals (cocotb's default ``--public-flat-rw``), or
@@ -66,6 +71,38 @@ _ZERO_INIT = re.compile(
     r"(?:    (?:\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)\[\d+\] = \d+'[bdh]0+;\n)+"
     r"  end\n",
     re.MULTILINE)
+
+
+#: an RTLIL ``$meminit_v2`` cell whose data bits are all zero (Amaranth writes one for every
+#: memory, initialised or not)
+_ZERO_MEMINIT = re.compile(
+    r"^  cell \$meminit_v2 \S+\n"
+    r"(?:    (?!connect \\DATA )[^\n]*\n)*"
+    r"    connect \\DATA \d+'0+\n"
+    r"(?:    [^\n]*\n)*"
+    r"  end\n",
+    re.MULTILINE)
+
+
+def strip_zero_meminit(rtlil: str) -> str:
+    """Remove the RTLIL memory inits that set every word to zero.
+
+    The RTLIL counterpart of :func:`strip_zero_memory_init`, applied before Yosys so that it
+    neither reads nor writes them. Inits with any non-zero bit are kept whole.
+    """
+    return _ZERO_MEMINIT.sub("", rtlil)
+
+
+def sim_verilog(top, name: str) -> str:
+    """The Verilog of Amaranth design ``top`` (module ``name``) for simulation: what
+    ``amaranth.back.verilog.convert(top, name=name, emit_src=False, strip_internal_attrs=True)``
+    writes, without the all-zero memory inits (:func:`strip_zero_meminit`)."""
+    from amaranth.back import rtlil, verilog
+
+    text = strip_zero_meminit(rtlil.convert(top, name=name, emit_src=False))
+    # Amaranth's own RTLIL -> Verilog step (Yosys's proc, memory_collect, attribute removal and
+    # write_verilog, with the Yosys it finds), private in 0.5: the project pins amaranth < 0.6
+    return verilog._convert_rtlil_text(text, strip_internal_attrs=True)
 
 
 def strip_zero_memory_init(verilog: str) -> str:
