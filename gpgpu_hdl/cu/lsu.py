@@ -104,6 +104,7 @@ from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .atomic import atomic_value
+from .copy_register import CopyRegister
 from .core import LoadTraceLayout, MemRequest, MemResponse
 from .decode import AtomicOp, MemKind
 from .dsp import Mul18, check_style
@@ -496,40 +497,60 @@ class BufferUnit(wiring.Component):
             m.d.sync += [l_rptr[x].eq(l_rnext[x]),
                          l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])]
         # where the A passes' runs start: lane 0, and each lane whose address words
-        # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it (a
-        # register of its own per pass, written with the lanes' LUT RAMs)
-        o_wptr = Signal(range(land), name="o_wptr")
-        m.d.sync += o_wptr.eq(l_wptr[0])
-        l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
-        o_starts = Cat(Const(1, 1), *(
-            (o_data[0][lane] != o_data[0][lane - 1]) | (o_data[1][lane] != o_data[1][lane - 1])
-            for lane in range(1, lanes)))
-        with m.If(o_we[0]):
-            m.d.sync += l_starts[o_wptr].eq(o_starts)
+        # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it; and
         # which lanes of the pass's upper half have the address words of their *twin*, the lane
         # half a pass below (a pass of two rows of a workgroup 8 lanes wide, at 16 lanes, reads
-        # a matrix row twice, in lanes 0-7 and 8-15)
+        # a matrix row twice, in lanes 0-7 and 8-15). The compares are registered (``c_*``)
+        # before they go into a register of their own per pass: written straight from the
+        # compares, the 16 pass registers were the buffer unit's critical path (62.46 MHz)
         half = lanes // 2
+        o_wptr = Signal(range(land), name="o_wptr")
+        m.d.sync += o_wptr.eq(l_wptr[0])
+        c_we = Signal(name="c_we")
+        c_wptr = Signal(range(land), name="c_wptr")
+        c_starts = Signal(lanes, name="c_starts")
+        c_twins = Signal(half, name="c_twins")
+        m.d.sync += [c_we.eq(o_we[0]), c_wptr.eq(o_wptr),
+                     c_starts.eq(Cat(Const(1, 1), *(
+                         (o_data[0][lane] != o_data[0][lane - 1])
+                         | (o_data[1][lane] != o_data[1][lane - 1]) for lane in range(1, lanes)))),
+                     c_twins.eq(Cat((o_data[0][lane] == o_data[0][lane - half])
+                                    & (o_data[1][lane] == o_data[1][lane - half])
+                                    for lane in range(half, lanes)))]
+        l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
         l_twins = Array(Signal(half, name=f"l_twins{i}") for i in range(land))
-        o_twins = Cat((o_data[0][lane] == o_data[0][lane - half])
-                      & (o_data[1][lane] == o_data[1][lane - half]) for lane in range(half, lanes))
-        with m.If(o_we[0]):
-            m.d.sync += l_twins[o_wptr].eq(o_twins)
+        with m.If(c_we):
+            m.d.sync += [l_starts[c_wptr].eq(c_starts), l_twins[c_wptr].eq(c_twins)]
         # the A passes landed and not yet prepared (the prepare stage, below, reads their
-        # starts in order)
+        # starts and twins in order, from registers loaded a cycle ahead: ``h_*`` hold the
+        # pass at ``l_pptr``, read from ``l_pptr`` or the pass after it (a pass written in
+        # the same cycle comes from the compares' registers), so that the 16:1 selects are
+        # not on the prepare stage's path)
         l_pptr = Signal(range(land), name="l_pptr")
+        l_pptr1 = Signal(range(land), name="l_pptr1", init=1)     # l_pptr + 1
         l_landed = Signal(range(land + 1), name="l_landed")
         l_prep = Signal()                           # a pass's starts are read
         with m.If(l_prep):
-            m.d.sync += l_pptr.eq(bump(l_pptr))
-        m.d.sync += l_landed.eq(l_landed + o_we[0] - l_prep)
+            m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
+        m.d.sync += l_landed.eq(l_landed + c_we - l_prep)
+        h_starts = Signal(lanes, name="h_starts")
+        h_twins = Signal(half, name="h_twins")
+
+        def written(array, value, ptr):
+            """Pass ``ptr`` of ``array`` as it is after this cycle's write."""
+            return Mux(c_we & (c_wptr == ptr), value, array[ptr])
+        m.d.sync += [
+            h_starts.eq(Mux(l_prep, written(l_starts, c_starts, l_pptr1),
+                            written(l_starts, c_starts, l_pptr))),
+            h_twins.eq(Mux(l_prep, written(l_twins, c_twins, l_pptr1),
+                           written(l_twins, c_twins, l_pptr)))]
         # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
         # in the walker's cycle
         # (a plain signal viewed as an array, as ``o_data``)
         words_layout = data.ArrayLayout(data.ArrayLayout(32, 2), lanes)
         lane_words = data.View(words_layout, Signal(words_layout.size, name="lane_words"))
         for lane in range(lanes):
-            m.submodules[f"land{lane}"] = landing = _LaneLanding(land, copy=lane)
+            m.submodules[f"land{lane}"] = landing = _LaneLanding(land, copy=lane, style=self._ram)
             m.d.comb += [landing.data.eq(Cat(o_data[i][lane] for i in range(2))),
                          landing.we.eq(arriving[0]), landing.rnext.eq(l_rnext[0]),
                          landing.wptr.eq(l_wptr[0]),
@@ -563,27 +584,25 @@ class BufferUnit(wiring.Component):
         p_drop = Signal(lanes, name="p_drop")
         p_take = Signal()                           # the walker takes the prepared job
         ones = Const((1 << lanes) - 1, lanes)
-        starts = Mux(head.merge, Mux(head.reads, l_starts[l_pptr], 1), ones)
-        twins = Mux(head.merge & head.reads, l_twins[l_pptr], 0)
+        starts = Mux(head.merge, Mux(head.reads, h_starts, 1), ones)
+        twins = Mux(head.merge & head.reads, h_twins, 0)
         cont = ~starts[1:]                          # lane i + 1 continues lane i's run
-
-        def follows(active, name):
-            """The lanes with a lane of ``active`` below them in their run."""
-            gen = active[:-1] & cont
-            sum_ = Signal(lanes, name=name)
-            m.d.comb += sum_.eq(Cat(cont, 0) + Cat(gen, 0))
-            return Cat(Const(0, 1), (sum_ ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
 
         drop = Signal(lanes, name="p_drop_next")
         m.d.comb += drop.eq(Cat(Const(0, half), head.exec[half:] & twins & head.exec[:half]))
         rest = head.exec & ~drop
+        # the lanes with a lane of ``rest`` below them in their run: the carries of the sum
+        gen = rest[:-1] & cont
+        p_sum = Signal(lanes, name="p_sum")
+        m.d.comb += p_sum.eq(Cat(cont, 0) + Cat(gen, 0))
+        follows = Cat(Const(0, 1), (p_sum ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
         prep = Signal()
         m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | (l_landed != 0))
                              & (~p_valid | p_take)),
                      jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
         with m.If(prep):
             m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts), p_drop.eq(drop),
-                         p_leaders.eq(rest & ~follows(rest, "p_sum"))]
+                         p_leaders.eq(rest & ~follows)]
         with m.Elif(p_take):
             m.d.sync += p_valid.eq(0)
 
@@ -997,11 +1016,14 @@ class _LaneLanding(wiring.Component):
     operands of the passes in flight, ``depth`` passes, written the cycle after they arrive
     and read by the walker.
 
-    The lane's write enable and pointers are registered in a copy of its own, reset-less
-    and powering on with a value of its own (``copy``) so that Yosys does not merge the lanes'
-    copies into one register driving every lane's memories (see ``_LaneCollect`` in
-    :mod:`~gpgpu_hdl.cu.vgpr_file`); whatever a copy writes in the first cycle after
-    configuration is never read (the unit's pass counts are 0).
+    The lane's write enable and pointers are registered in a copy of its own, a
+    :class:`~.copy_register.CopyRegister` of the unit's ``ram`` style powering on with a value
+    of its own (``copy``), so that Yosys does not merge the lanes' copies into registers
+    driving many lanes' memories (as ``_LaneCollect`` in :mod:`~gpgpu_hdl.cu.vgpr_file`; a
+    plain reset-less register with ``copy`` as its power-on value was merged with the lanes'
+    of the same value, and lane 0's copy then drove lane 13's LUT RAM 9.35 ns away); whatever
+    a copy writes in the first cycle after configuration is never read (the unit's pass
+    counts are 0).
 
     Members
     -------
@@ -1022,8 +1044,8 @@ class _LaneLanding(wiring.Component):
     ``ABC_OPS_REINTEGRATE``, as YosysHQ/yosys#4349).
     """
 
-    def __init__(self, depth: int, *, copy: int = 0):
-        self._depth, self._copy = depth, copy
+    def __init__(self, depth: int, *, copy: int = 0, style: str = "generic"):
+        self._depth, self._copy, self._style = depth, copy, style
         super().__init__({
             "data": In(64),
             "we": In(1),
@@ -1036,11 +1058,10 @@ class _LaneLanding(wiring.Component):
         m = Module()
         layout = data.StructLayout({"we": 1, "wptr": range(self._depth),
                                     "rptr": range(self._depth)})
-        width = layout.size
-        copy = Signal(width, name="control_copy", init=self._copy % (1 << width),
-                      reset_less=True)
-        control = data.View(layout, copy)
-        m.d.sync += copy.eq(Cat(self.we, self.wptr, self.rnext))
+        m.submodules.control_copy = copy = CopyRegister(layout.size, style=self._style,
+                                                        init=self._copy)
+        control = data.View(layout, copy.q)
+        m.d.comb += copy.d.eq(Cat(self.we, self.wptr, self.rnext))
         mem = memory.Memory(shape=64, depth=self._depth, init=[])
         m.submodules.mem = mem
         w, r = mem.write_port(), mem.read_port(domain="comb")
