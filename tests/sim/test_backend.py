@@ -3,14 +3,16 @@
 Every suite case whose kernels use only instructions the RTL implements (found by decoding the
 binaries, see :func:`rtl_ready`) runs on ``Device("verilator")``; its outputs must equal the
 emulator's bit for bit, and its commit trace must match the emulator's instruction by
-instruction. The first run builds the Verilator model (two to four minutes, mostly the
-Verilog conversion); later runs reuse ``build/verilator``.
+instruction. The first run builds the Verilator model (about a minute and a half on two
+cores, half of it the Verilog conversion); later runs reuse ``build/verilator``.
 
 Every case the RTL can run is in ``make test`` (all of them take about 7 minutes on two
-workers); a case that retires more than ``_DEFAULT_BUDGET`` wave-instructions would run only
-with ``-m slow`` (``make test-all``). Cases that need instructions the RTL does not implement
-(FP64) are not run; one of them checks that such a kernel stops with ``IllegalInstruction`` at
-the right instruction instead of computing garbage.
+workers) but two kinds, which run only with ``-m slow`` (``make test-all``): a case that
+retires more than ``_DEFAULT_BUDGET`` wave-instructions, and a costly case that runs the
+kernels of another, cheaper case with other inputs (:func:`_variants`). Cases that need
+instructions the RTL does not implement (FP64) are not run; one of them checks that such a
+kernel stops with ``IllegalInstruction`` at the right instruction instead of computing
+garbage.
 """
 
 from __future__ import annotations
@@ -39,14 +41,41 @@ _DEFAULT_BUDGET = 20_000
 _KNOWN_BAD: dict[str, str] = {}
 
 
+#: wave-instructions above which a variant of a cheaper case (:func:`_variants`) runs only with
+#: ``-m slow``; the cheap variants stay (the ``ids3d`` ones try the dispatcher's geometries)
+_VARIANT_BUDGET = 3_000
+
+
+def _variants() -> set[str]:
+    """The cases that run the same kernels of the same code object as a cheaper case, with
+    other inputs (bitonic_sort beside bitonic_sort_desc, gaussian_exact beside gaussian, ...)
+    and cost more than ``_VARIANT_BUDGET``: they add no instruction to the default run, so
+    they run only with ``-m slow``."""
+    cheapest: dict[tuple, tuple[int, str]] = {}
+    out = set()
+    for case in suite.CASES:
+        if not rtl_ready(case):
+            continue
+        key = (suite.code_object(case), tuple(sorted(case.kernels)))
+        mine = (emu_cost(case), case.name)
+        other = cheapest.setdefault(key, mine)
+        if other != mine:
+            out.add(max(other, mine)[1])
+            cheapest[key] = min(other, mine)
+    return {name for name in out
+            if emu_cost(next(c for c in suite.CASES if c.name == name)) > _VARIANT_BUDGET}
+
+
 def _cases():
     """The cases the RTL can run (the others are covered by the trap test below)."""
     out = []
+    variants = _variants()
     for case in suite.CASES:
         if not rtl_ready(case):
             continue
         marks = []
-        if rtl_ready(case) and (emu_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD):
+        if (emu_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD
+                or case.name in variants):
             marks.append(pytest.mark.slow)
         if case.name in _KNOWN_BAD:
             marks.append(pytest.mark.xfail(strict=True, reason=_KNOWN_BAD[case.name]))
