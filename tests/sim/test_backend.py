@@ -32,9 +32,11 @@ from tests._suite import cycle_limit, emu_cost, load_suite, rtl_ready
 suite = load_suite()
 
 #: wave-instructions (on the emulator) above which a case runs only with ``-m slow``. The model
-#: simulates 36-92 thousand cycles a second; the largest case (jacobi2d, 15,040
-#: wave-instructions) takes about 30 s, bitonic_sort (7,740, with long traces) 80 s.
-_DEFAULT_BUDGET = 20_000
+#: simulates 36-92 thousand cycles a second; in CI the cases above it took 13-55 s each
+#: (matmul_float 8,600 wave-instructions 55 s, syrk, histogram_global, private_sort, jacobi2d
+#: 15,040 41 s). histogram_global and private_sort still run in CI on the SoC
+#: (``tests/soc/test_top.py``).
+_DEFAULT_BUDGET = 8_000
 
 
 #: cases seen to misbehave on the RTL, kept visible as strict expected failures (opt-in runs)
