@@ -500,27 +500,27 @@ class BufferUnit(wiring.Component):
         # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it; and
         # which lanes of the pass's upper half have the address words of their *twin*, the lane
         # half a pass below (a pass of two rows of a workgroup 8 lanes wide, at 16 lanes, reads
-        # a matrix row twice, in lanes 0-7 and 8-15). The compares are registered (``c_*``)
+        # a matrix row twice, in lanes 0-7 and 8-15). The compares are registered (``lc_*``)
         # before they go into a register of their own per pass: written straight from the
         # compares, the 16 pass registers were the buffer unit's critical path (62.46 MHz)
         half = lanes // 2
         o_wptr = Signal(range(land), name="o_wptr")
         m.d.sync += o_wptr.eq(l_wptr[0])
-        c_we = Signal(name="c_we")
-        c_wptr = Signal(range(land), name="c_wptr")
-        c_starts = Signal(lanes, name="c_starts")
-        c_twins = Signal(half, name="c_twins")
-        m.d.sync += [c_we.eq(o_we[0]), c_wptr.eq(o_wptr),
-                     c_starts.eq(Cat(Const(1, 1), *(
+        lc_we = Signal(name="lc_we")
+        lc_wptr = Signal(range(land), name="lc_wptr")
+        lc_starts = Signal(lanes, name="lc_starts")
+        lc_twins = Signal(half, name="lc_twins")
+        m.d.sync += [lc_we.eq(o_we[0]), lc_wptr.eq(o_wptr),
+                     lc_starts.eq(Cat(Const(1, 1), *(
                          (o_data[0][lane] != o_data[0][lane - 1])
                          | (o_data[1][lane] != o_data[1][lane - 1]) for lane in range(1, lanes)))),
-                     c_twins.eq(Cat((o_data[0][lane] == o_data[0][lane - half])
+                     lc_twins.eq(Cat((o_data[0][lane] == o_data[0][lane - half])
                                     & (o_data[1][lane] == o_data[1][lane - half])
                                     for lane in range(half, lanes)))]
         l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
         l_twins = Array(Signal(half, name=f"l_twins{i}") for i in range(land))
-        with m.If(c_we):
-            m.d.sync += [l_starts[c_wptr].eq(c_starts), l_twins[c_wptr].eq(c_twins)]
+        with m.If(lc_we):
+            m.d.sync += [l_starts[lc_wptr].eq(lc_starts), l_twins[lc_wptr].eq(lc_twins)]
         # the A passes landed and not yet prepared (the prepare stage, below, reads their
         # starts and twins in order, from registers loaded a cycle ahead: ``h_*`` hold the
         # pass at ``l_pptr``, read from ``l_pptr`` or the pass after it (a pass written in
@@ -532,18 +532,18 @@ class BufferUnit(wiring.Component):
         l_prep = Signal()                           # a pass's starts are read
         with m.If(l_prep):
             m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
-        m.d.sync += l_landed.eq(l_landed + c_we - l_prep)
+        m.d.sync += l_landed.eq(l_landed + lc_we - l_prep)
         h_starts = Signal(lanes, name="h_starts")
         h_twins = Signal(half, name="h_twins")
 
         def written(array, value, ptr):
             """Pass ``ptr`` of ``array`` as it is after this cycle's write."""
-            return Mux(c_we & (c_wptr == ptr), value, array[ptr])
+            return Mux(lc_we & (lc_wptr == ptr), value, array[ptr])
         m.d.sync += [
-            h_starts.eq(Mux(l_prep, written(l_starts, c_starts, l_pptr1),
-                            written(l_starts, c_starts, l_pptr))),
-            h_twins.eq(Mux(l_prep, written(l_twins, c_twins, l_pptr1),
-                           written(l_twins, c_twins, l_pptr)))]
+            h_starts.eq(Mux(l_prep, written(l_starts, lc_starts, l_pptr1),
+                            written(l_starts, lc_starts, l_pptr))),
+            h_twins.eq(Mux(l_prep, written(l_twins, lc_twins, l_pptr1),
+                           written(l_twins, lc_twins, l_pptr)))]
         # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
         # in the walker's cycle
         # (a plain signal viewed as an array, as ``o_data``)

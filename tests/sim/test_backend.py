@@ -48,35 +48,31 @@ _KNOWN_BAD: dict[str, str] = {}
 _VARIANT_BUDGET = 3_000
 
 
-def _variants() -> set[str]:
-    """The cases that run the same kernels of the same code object as a cheaper case, with
-    other inputs (bitonic_sort beside bitonic_sort_desc, gaussian_exact beside gaussian, ...)
-    and cost more than ``_VARIANT_BUDGET``: they add no instruction to the default run, so
-    they run only with ``-m slow``."""
-    cheapest: dict[tuple, tuple[int, str]] = {}
-    out = set()
+def _variants(costs: dict[str, int]) -> set[str]:
+    """Of the cases in ``costs`` (name -> wave-instructions), those that run the same kernels
+    of the same code object as a cheaper case, with other inputs (bitonic_sort beside
+    bitonic_sort_desc, gaussian_exact beside gaussian, ...), and cost more than
+    ``_VARIANT_BUDGET``: they add no instruction to the default run, so they run only with
+    ``-m slow``."""
+    groups: dict[tuple, list[tuple[int, str]]] = {}
     for case in suite.CASES:
-        if not rtl_ready(case):
-            continue
-        key = (suite.code_object(case), tuple(sorted(case.kernels)))
-        mine = (emu_cost(case), case.name)
-        other = cheapest.setdefault(key, mine)
-        if other != mine:
-            out.add(max(other, mine)[1])
-            cheapest[key] = min(other, mine)
-    return {name for name in out
-            if emu_cost(next(c for c in suite.CASES if c.name == name)) > _VARIANT_BUDGET}
+        if case.name in costs:
+            key = (suite.code_object(case), tuple(sorted(case.kernels)))
+            groups.setdefault(key, []).append((costs[case.name], case.name))
+    return {name for group in groups.values() for cost, name in sorted(group)[1:]
+            if cost > _VARIANT_BUDGET}
 
 
 def _cases():
     """The cases the RTL can run (the others are covered by the trap test below)."""
     out = []
-    variants = _variants()
+    costs = {case.name: emu_cost(case) for case in suite.CASES if rtl_ready(case)}
+    variants = _variants(costs)
     for case in suite.CASES:
-        if not rtl_ready(case):
+        if case.name not in costs:
             continue
         marks = []
-        if (emu_cost(case) > _DEFAULT_BUDGET or case.name in _KNOWN_BAD
+        if (costs[case.name] > _DEFAULT_BUDGET or case.name in _KNOWN_BAD
                 or case.name in variants):
             marks.append(pytest.mark.slow)
         if case.name in _KNOWN_BAD:
