@@ -2,6 +2,9 @@
 
 - :func:`simulate` runs a design under Amaranth's simulator with async testbenches (and, for
   models of external parts, processes);
+- :func:`reused_simulation` builds a design and its simulator once per worker and runs it
+  again for each test (``Simulator.reset``): building the simulator of a large design (the
+  pipelined compute unit: about 14 s at 4 lanes) costs far more than most of its runs;
 - :class:`Vector` is one operation's inputs to a unit under test, named after the ports that
   take them; :func:`by_op` sorts a run's vectors and results per mnemonic.
 
@@ -12,7 +15,9 @@ shared fixtures are in ``tests/conftest.py``, the FP sub-units' harness in
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from amaranth.sim import Simulator
 
@@ -32,6 +37,79 @@ def simulate(dut, *testbenches, processes=(), clock: float | None = None) -> Non
     for testbench in testbenches:
         sim.add_testbench(testbench)
     sim.run()
+
+
+class ReusedSimulation:
+    """``dut`` under one :class:`~amaranth.sim.Simulator`, run again for each :meth:`run`.
+
+    Amaranth's simulator spends most of a short run of a large design on its construction
+    (elaborating the design and compiling it to Python); ``Simulator.reset`` puts every signal
+    and memory back to its initial value and restarts every clock, process and testbench. The
+    simulator's testbenches and processes are slots that run this run's ones, so each run
+    gets its own, as with :func:`simulate`. The design must not be changed between runs (its
+    memories' initial contents included).
+    """
+
+    def __init__(self, dut: Any, clock: float | None):
+        self.dut = dut
+        self._sim = Simulator(dut)
+        if clock is not None:
+            self._sim.add_clock(clock)
+        self._testbenches: list[Callable] = []     # this run's
+        self._processes: list[Callable] = []
+        self._slots = {"testbench": 0, "process": 0}
+        self._used = False
+
+    @staticmethod
+    def _slot(jobs: list[Callable], index: int) -> Callable:
+        async def slot(ctx):
+            if index < len(jobs):
+                await jobs[index](ctx)
+        return slot
+
+    def run(self, *testbenches: Callable, processes: tuple[Callable, ...] = ()) -> None:
+        """As :func:`simulate`: until every one of ``testbenches`` has returned."""
+        if self._used:
+            self._sim.reset()
+        self._used = True
+        while self._slots["testbench"] < len(testbenches):
+            self._sim.add_testbench(self._slot(self._testbenches, self._slots["testbench"]))
+            self._slots["testbench"] += 1
+        while self._slots["process"] < len(processes):
+            self._sim.add_process(self._slot(self._processes, self._slots["process"]))
+            self._slots["process"] += 1
+        self._testbenches[:] = testbenches
+        self._processes[:] = processes
+        self._sim.run()
+
+
+_REUSED: OrderedDict[tuple, ReusedSimulation] = OrderedDict()
+#: simulators kept per process (a 4-lane pipelined unit's holds a few hundred MB)
+_REUSED_KEEP = 3
+
+
+class _KeptSimulation(ReusedSimulation):
+    """A :class:`ReusedSimulation` that goes back to the cache after each run that returns."""
+
+    def __init__(self, key: tuple, dut: Any, clock: float | None):
+        super().__init__(dut, clock)
+        self._key = key
+
+    def run(self, *testbenches: Callable, processes: tuple[Callable, ...] = ()) -> None:
+        super().run(*testbenches, processes=processes)
+        _REUSED[self._key] = self
+        while len(_REUSED) > _REUSED_KEEP:
+            _REUSED.popitem(last=False)
+
+
+def reused_simulation(make: Callable[..., Any], *args: Any, clock: float | None = None,
+                      **kwargs: Any) -> ReusedSimulation:
+    """The :class:`ReusedSimulation` of ``make(*args, **kwargs)``, built on first use in this
+    process and kept for the next call with the same (hashable) arguments once a run has
+    returned: a run that raises drops it, so that the next call starts a new simulator."""
+    key = (make, args, tuple(sorted(kwargs.items())), clock)
+    kept = _REUSED.pop(key, None)
+    return kept if kept is not None else _KeptSimulation(key, make(*args, **kwargs), clock)
 
 
 class Vector(NamedTuple):

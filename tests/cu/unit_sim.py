@@ -5,25 +5,27 @@ prepares the launch with the ``"verilator"`` backend's own code (memory image, d
 fields), simulates the unit with a Python model of memory (in-order answers after a random
 latency) instead of building a Verilator model, and returns the unit's commit trace beside
 the golden model's. Slow (a few hundred cycles a second at 4 lanes), but it needs no build,
-so it suits short programs and units that change often.
+so it suits short programs and units that change often. ``make_unit(config)`` is built and its
+simulator compiled once per process (:func:`tests.simulation.reused_simulation`): that is most
+of a short launch's time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from amaranth.sim import Simulator
-
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import DispatchLayout
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.sim.trace import decode_trace
 from gpgpu_hdl.toolchain import assemble_kernel
-import contextlib
+
+from tests.simulation import reused_simulation
 
 __all__ = ["Launch", "run_launch", "simulated_device"]
 
@@ -45,13 +47,14 @@ class _Stop(Exception):
     pass
 
 
-def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int],
-              max_cycles: int, seed: int) -> tuple[list[int], list[int], dict, np.ndarray]:
+def _simulate(make_unit, config: CuConfig, fields: dict, image: np.ndarray, *,
+              latency: tuple[int, int], max_cycles: int,
+              seed: int) -> tuple[list[int], list[int], dict, np.ndarray]:
     mem = np.zeros(max(len(image), 1 << 12), dtype=np.uint32)
     mem[:len(image)] = image
     rng = random.Random(seed)
-    sim = Simulator(unit)
-    sim.add_clock(1e-8)
+    sim = reused_simulation(make_unit, config, clock=1e-8)
+    unit = sim.dut
     records: list[int] = []
     loads: list[int] = []
     out: dict = {}
@@ -97,9 +100,7 @@ def _simulate(unit, fields: dict, image: np.ndarray, *, latency: tuple[int, int]
                 raise AssertionError(f"the launch did not finish in {max_cycles} cycles")
         out.update(cycles=cycles, trap=ctx.get(unit.trap), counters=ctx.get(unit.counters))
 
-    sim.add_process(memory)
-    sim.add_testbench(bench)
-    sim.run()
+    sim.run(bench, processes=(memory,))
     return records, loads, out, mem
 
 
@@ -137,8 +138,8 @@ def run_launch(make_unit, config: CuConfig, body: str | bytes, *args: Any,
     def launch(kernel, d, _trace):
         fields = backend._fields(kernel, d)
         image = backend._image()
-        records, loads, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
-                                      max_cycles=max_cycles, seed=seed)
+        records, loads, out, mem = _simulate(make_unit, config, fields, image, latency=latency,
+                                             max_cycles=max_cycles, seed=seed)
         backend._write_back(mem[:len(image)])
         got.update(out, records=decode_trace(records, loads))
         raise _Stop
@@ -167,7 +168,7 @@ def simulated_device(make_unit, config: CuConfig, *, latency: tuple[int, int] = 
     def launch(kernel, d, trace):
         fields = backend._fields(kernel, d)
         image = backend._image()
-        records, loads, out, mem = _simulate(make_unit(config), fields, image, latency=latency,
+        records, loads, out, mem = _simulate(make_unit, config, fields, image, latency=latency,
                                              max_cycles=max_cycles, seed=seed)
         backend._write_back(mem[:len(image)])
         decoded = decode_trace(records, loads) if trace else None
