@@ -6,10 +6,11 @@ emulator's bit for bit, and its commit trace must match the emulator's instructi
 instruction. The first run builds the Verilator model (about a minute and a half on two
 cores, half of it the Verilog conversion); later runs reuse ``build/verilator``.
 
-Every case the RTL can run is in ``make test`` (all of them take about 7 minutes on two
-workers) but two kinds, which run only with ``-m slow`` (``make test-all``): a case that
-retires more than ``_DEFAULT_BUDGET`` wave-instructions, and a costly case that runs the
-kernels of another, cheaper case with other inputs (:func:`_variants`). Cases that need
+Every case the RTL can run is in ``make test`` but two kinds, which run only with ``-m slow``
+(``make test-all``): a case that retires more than ``_DEFAULT_BUDGET`` wave-instructions, and
+a costly case whose instructions all run in cheaper cases of the default run
+(:func:`_covered`: the same kernels with other inputs, or kernels of the same
+instructions). Cases that need
 instructions the RTL does not implement (FP64) are not run; one of them checks that such a
 kernel stops with ``IllegalInstruction`` at the right instruction instead of computing
 garbage.
@@ -27,7 +28,7 @@ from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.runtime import IllegalInstruction
 from gpgpu_hdl.sim.trace import compare_traces
 
-from tests._suite import cycle_limit, emu_cost, load_suite, rtl_ready
+from tests._suite import cycle_limit, emu_cost, load_suite, mnemonics, rtl_ready
 
 suite = load_suite()
 
@@ -43,37 +44,42 @@ _DEFAULT_BUDGET = 8_000
 _KNOWN_BAD: dict[str, str] = {}
 
 
-#: wave-instructions above which a variant of a cheaper case (:func:`_variants`) runs only with
-#: ``-m slow``; the cheap variants stay (the ``ids3d`` ones try the dispatcher's geometries)
-_VARIANT_BUDGET = 3_000
+#: wave-instructions above which a case whose instructions all run in cheaper cases of the
+#: default run (:func:`_covered`) runs only with ``-m slow``; the cheap ones all stay (the
+#: ``ids3d`` variants try the dispatcher's geometries)
+_COVERED_BUDGET = 3_000
 
 
-def _variants(costs: dict[str, int]) -> set[str]:
-    """Of the cases in ``costs`` (name -> wave-instructions), those that run the same kernels
-    of the same code object as a cheaper case, with other inputs (bitonic_sort beside
-    bitonic_sort_desc, gaussian_exact beside gaussian, ...), and cost more than
-    ``_VARIANT_BUDGET``: they add no instruction to the default run, so they run only with
-    ``-m slow``."""
-    groups: dict[tuple, list[tuple[int, str]]] = {}
-    for case in suite.CASES:
-        if case.name in costs:
-            key = (suite.code_object(case), tuple(sorted(case.kernels)))
-            groups.setdefault(key, []).append((costs[case.name], case.name))
-    return {name for group in groups.values() for cost, name in sorted(group)[1:]
-            if cost > _VARIANT_BUDGET}
+def _covered(costs: dict[str, int]) -> set[str]:
+    """Of the cases in ``costs`` (name -> wave-instructions), those above
+    ``_COVERED_BUDGET`` that use no instruction the cheaper cases of the default run do not
+    (bitonic_sort beside bitonic_sort_desc, the same kernels with other inputs; gemm, mvt and
+    atax beside the cheaper float kernels): they add no instruction to the default run, so
+    they run only with ``-m slow``. Cases are taken cheapest first."""
+    seen: set[str] = set()
+    out: set[str] = set()
+    by_name = {case.name: case for case in suite.CASES}
+    for cost, name in sorted((cost, name) for name, cost in costs.items()
+                             if cost <= _DEFAULT_BUDGET):
+        used = mnemonics(by_name[name])
+        if cost > _COVERED_BUDGET and used <= seen:
+            out.add(name)
+        else:
+            seen |= used
+    return out
 
 
 def _cases():
     """The cases the RTL can run (the others are covered by the trap test below)."""
     out = []
     costs = {case.name: emu_cost(case) for case in suite.CASES if rtl_ready(case)}
-    variants = _variants(costs)
+    covered = _covered(costs)
     for case in suite.CASES:
         if case.name not in costs:
             continue
         marks = []
         if (costs[case.name] > _DEFAULT_BUDGET or case.name in _KNOWN_BAD
-                or case.name in variants):
+                or case.name in covered):
             marks.append(pytest.mark.slow)
         if case.name in _KNOWN_BAD:
             marks.append(pytest.mark.xfail(strict=True, reason=_KNOWN_BAD[case.name]))
