@@ -10,11 +10,19 @@ Helpers that tests import are plain modules, never this file:
 - ``tests/isa/asm.py``: hand-written kernels as llvm-mc text.
 
 A test module never imports another test module.
+
+Tests marked ``early`` (a bitstream, a large Verilator build) are collected first: pytest-xdist
+hands out tests in collection order, and one of them left for the end of a run would keep a
+worker busy alone for minutes.
 """
 
 from __future__ import annotations
 
 import pytest
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.get_closest_marker("early") is None)    # stable
 
 
 @pytest.fixture(scope="module")

@@ -220,6 +220,7 @@ def _build(out: Path, name: str, config: str | None = None) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.early
 def test_a_real_bitstream_for_a_small_unit(tmp_path):
     """Yosys, nextpnr and ecppack on a small unit trimmed for vecadd, checked by
     :func:`check_bitstream`. In the default run (about four minutes of one worker): the issue

@@ -26,6 +26,9 @@ from trimmer.policy import TrimError, trim_config
 
 from tests._suite import cycle_limit, load_suite, rtl_ready
 
+#: each trimmed unit is a Verilator build of its own (about a minute): not the run's tail
+pytestmark = pytest.mark.early
+
 suite = load_suite()
 _BY_NAME = {c.name: c for c in suite.CASES}
 
