@@ -71,9 +71,9 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 * **atomic engine** (built for the ``atomics`` of the unit), a lane at a time, in lane order:
   once the lane's ops are through the address pipeline (with its data, and cmpswap's compare
   value), a lane in range sends a read with ``lock`` set, and a tag for its answer (a load's
-  into ``vdata`` with glc, dropped without); with the answer (every earlier request has been
-  answered, so it is the next to come) it computes the new value
-  (:func:`~gpgpu_hdl.cu.atomic.atomic_value`) and sends its write, the unit's next request,
+  into ``vdata`` with glc, dropped without); it registers the answer (every earlier request
+  has been answered, so it is the next to come), computes the new value from it the next
+  cycle (:func:`~gpgpu_hdl.cu.atomic.atomic_value`) and sends its write, the unit's next request,
   with a store's tag (the instruction's last for its last lane). A lane out of range sends
   nothing and returns 0 with glc (a tag that writes 0); one at or above 4 GiB does nothing;
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
@@ -96,7 +96,7 @@ pipeline never stalls. Requests leave in the order of the instructions, leader a
 followers' (the SoC's AXI master merges consecutive dwords into bursts). Unaligned dword
 accesses are as in the multi-cycle unit: the address's low two bits select the byte lanes of
 a sub-dword access only, and an atomic ignores them. Atomics are rare: a lane takes the
-address pipeline's latency and two memory round trips.
+address pipeline's latency, two memory round trips and a few cycles.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
@@ -966,7 +966,8 @@ class BufferUnit(wiring.Component):
             x_op = Signal(AtomicOp, name="x_op")
             x_glc = Signal(name="x_glc")
             x_d0 = Signal(32, name="x_d0")          # VDATA (the lane's last op has VDATA + 1)
-            x_alu = atomic_value(m, x_op, self.rsp.payload.data, x_d0, a7_req.data, atomics)
+            x_old = Signal(32, name="x_old")        # the locked read's answer
+            x_alu = atomic_value(m, x_op, x_old, x_d0, a7_req.data, atomics)
             with m.FSM(name="atom") as atom:
                 with m.State("IDLE"), m.If(emit & w_job.atomic):
                     m.d.sync += [x_op.eq(w_job.op), x_glc.eq(w_job.glc)]
@@ -990,9 +991,13 @@ class BufferUnit(wiring.Component):
                         m.d.comb += [x_tag.eq(zero | a7.last), x_store.eq(~zero),
                                      x_zero.eq(1), x_last.eq(a7.last)]
                         m.next = "IDLE"
-                # every earlier request has been answered: this is the read's
-                # (the new value registered, from the answer: the write's data)
+                # every earlier request has been answered: this is the read's (registered,
+                # so that the ALU's carry chains start at a register beside them)
                 with m.State("ANSWER"), m.If(self.rsp.valid & answers.w_rdy):
+                    m.d.sync += x_old.eq(self.rsp.payload.data)
+                    m.next = "NEW"
+                # the new value, the write's data
+                with m.State("NEW"):
                     m.d.sync += x_new.eq(x_alu)
                     m.next = "WRITE"
                 with m.State("WRITE"):
