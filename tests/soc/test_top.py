@@ -21,6 +21,7 @@ from gpgpu_hdl.cu.core import VMEM_QUEUE
 from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.runtime import IllegalInstruction, RtlTrap
 from gpgpu_hdl.soc.regmap import SOC_ID, SOC_VERSION, built_mnemonics, decode_profile
+from trimmer.policy import trim_config
 
 from tests._suite import load_suite
 
@@ -80,8 +81,17 @@ def test_kernels_with_prefetch(soc, kernel):
     _check(_case(kernel), soc(cus=1, prefetch=True, clocks=(50, 50), mem_latency=8))
 
 
-#: the pipelined compute unit in its smallest form (4 lanes)
-PIPELINED = CuConfig(lanes=4, pipeline=True)
+def _trimmed_pipelined() -> CuConfig:
+    """The pipelined compute unit in its smallest form (4 lanes), trimmed for :data:`KERNELS`
+    as ``trim --config lanes=4 pipeline=true`` builds it for them: the SoC sees the same unit
+    ports, and the two units' Verilator build is the module's longest (the bare 16-lane unit
+    runs every suite case in ``tests/sim/test_backend.py -m slow``)."""
+    entries = [f"{suite.code_object(_case(k))}:{name}" for k in KERNELS
+               for name in _case(k).kernels]
+    return trim_config(entries, base=CuConfig(lanes=4, pipeline=True))
+
+
+PIPELINED = _trimmed_pipelined()
 
 
 @pytest.mark.early                  # its build is the longest of the module (about 5 minutes)
