@@ -18,7 +18,7 @@ class _Counter(Elaboratable):
         self.data = Signal(16)
         self.mem = Memory(shape=16, depth=depth, init=range(10, 10 + depth))
 
-    def elaborate(self, platform):
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
         m = Module()
         m.submodules.mem = self.mem
         write = self.mem.write_port()
@@ -60,8 +60,9 @@ def test_a_reused_simulation_runs_as_a_new_one():
     fresh = []
     for steps in runs:
         dut = _Counter(8)
-        fresh.append(_run(dut, lambda *t, processes: simulate(dut, *t, processes=processes,
-                                                               clock=1e-6), steps))
+        def run(*testbenches, processes, dut=dut):
+            simulate(dut, *testbenches, processes=processes, clock=1e-6)
+        fresh.append(_run(dut, run, steps))
     assert fresh[0] != fresh[1] != fresh[2]
     used = []
     for steps, expected in zip(runs, fresh, strict=True):
