@@ -84,7 +84,7 @@ class ReusedSimulation:
 
 
 _REUSED: OrderedDict[tuple, ReusedSimulation] = OrderedDict()
-#: simulators kept per process (a 4-lane pipelined unit's holds a few hundred MB)
+#: simulators kept per process (each holds its design's whole simulation state)
 _REUSED_KEEP = 3
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import DispatchLayout
 from gpgpu_hdl.runtime import Device

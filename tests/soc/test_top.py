@@ -58,7 +58,8 @@ def soc():
 
 
 #: matmul_int, the longest of KERNELS on this unit (its 898,367 cycles), at 1:4 only in the
-#: default run: it still runs at every ratio on two units below and on the pipelined units
+#: default run (1:1 and 3:2 about 25 s each with -m slow); it runs at every ratio on the
+#: pipelined units below
 RATIO_KERNELS = [pytest.param(k, r, marks=[pytest.mark.slow] * (k == "matmul_int" and r != "1:4"),
                               id=f"{k}-{r}") for k in KERNELS for r in RATIOS]
 
