@@ -134,8 +134,14 @@ class WaveLauncher(wiring.Component):
         for i in reversed(range(W)):
             with m.If(self.free[i]):
                 m.d.comb += free_slot.eq(i)
+        # ``fits`` is registered: the slot and context tests read the unit's live bits and the
+        # retire stage's releases, and the walker's handshake and the unit's end-of-launch test
+        # read ``fits``. A cycle late is safe: a release only frees, and after taking a
+        # workgroup the launcher leaves IDLE for several cycles (its slots read as taken well
+        # before it is back)
         fits = Signal()
-        m.d.comb += fits.eq(free_grp_ok & (free_count >= max_waves) & (settle == 3))
+        m.d.sync += fits.eq(free_grp_ok & (free_count >= max_waves) & (settle == 3) &
+                            ~self.start)
         # no workgroup of the launch ever fits: more waves than the unit has, or no context
         m.d.comb += self.resources.eq((settle == 3) & ((max_waves > W) | (d.group_limit == 0)))
 
