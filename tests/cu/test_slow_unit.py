@@ -271,7 +271,10 @@ def run(program: list[dict], *, lanes: int, width: int, seed: int, stall: float 
     return out
 
 
-@pytest.mark.parametrize(("lanes", "width", "seed"), [(16, 4, 1), (4, 1, 2), (8, 2, 3)])
+# (8 lanes, width 2 only with -m slow: the default run has the narrowest and widest of both,
+# 4 lanes one at a time (the width the pipelined unit builds) and 16 lanes four at a time)
+@pytest.mark.parametrize(("lanes", "width", "seed"),
+                         [(16, 4, 1), (4, 1, 2), pytest.param(8, 2, 3, marks=pytest.mark.slow)])
 def test_random_instructions_match_the_golden_model(lanes, width, seed):
     rng = random.Random(seed)
     program = random_program(rng, 40, ("slow", "slow", "mod", "fp", "lane"))
