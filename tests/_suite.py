@@ -8,6 +8,7 @@ relatively, so the spec names the package directory as its submodule search loca
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -28,12 +29,20 @@ def load_suite():
 
 
 def mnemonics(case) -> set[str]:
-    """The instructions of the kernels a suite case launches."""
+    """The instructions of the kernels a suite case launches (decoded once per process)."""
+    return set(_mnemonics(case.name))
+
+
+@functools.cache
+def _mnemonics(name: str) -> frozenset[str]:
     from gpgpu_hdl.isa.codeobj import CodeObject
     from gpgpu_hdl.isa.decoder import decode
-    obj = CodeObject.load(load_suite().code_object(case))
+    suite = load_suite()
+    case = next(c for c in suite.CASES if c.name == name)
+    obj = CodeObject.load(suite.code_object(case))
     wanted = set(case.kernels)
-    return {inst.info.mnemonic for k in obj.kernels if k.name in wanted for inst in decode(k.code)}
+    return frozenset(inst.info.mnemonic for k in obj.kernels if k.name in wanted
+                     for inst in decode(k.code))
 
 
 def rtl_ready(case) -> bool:

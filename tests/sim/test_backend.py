@@ -1,8 +1,8 @@
 """The compute unit's RTL under Verilator against the golden model.
 
 Every suite case whose kernels use only instructions the RTL implements (found by decoding the
-binaries, as :func:`tests._suite.rtl_ready` does) runs on ``Device("verilator")``; its outputs
-must equal the emulator's bit for bit, and its commit trace must match the emulator's instruction by
+binaries, see :func:`rtl_ready`) runs on ``Device("verilator")``; its outputs must equal the
+emulator's bit for bit, and its commit trace must match the emulator's instruction by
 instruction. The first run builds the Verilator model (about a minute and a half on two
 cores, half of it the Verilog conversion); later runs reuse ``build/verilator``.
 
@@ -28,7 +28,7 @@ from gpgpu_hdl.runtime import Device
 from gpgpu_hdl.runtime import IllegalInstruction
 from gpgpu_hdl.sim.trace import compare_traces
 
-from tests._suite import cycle_limit, emu_cost, load_suite, mnemonics
+from tests._suite import cycle_limit, emu_cost, load_suite, mnemonics, rtl_ready
 
 suite = load_suite()
 
@@ -50,31 +50,30 @@ _KNOWN_BAD: dict[str, str] = {}
 _COVERED_BUDGET = 3_000
 
 
-def _covered(costs: dict[str, int], used: dict[str, set[str]]) -> set[str]:
-    """Of the cases in ``costs`` (name -> wave-instructions; ``used``: name -> its
-    instructions), those above
+def _covered(costs: dict[str, int]) -> set[str]:
+    """Of the cases in ``costs`` (name -> wave-instructions), those above
     ``_COVERED_BUDGET`` that use no instruction the cheaper cases of the default run do not
     (bitonic_sort beside bitonic_sort_desc, the same kernels with other inputs; gemm, mvt and
     atax beside the cheaper float kernels): they add no instruction to the default run, so
     they run only with ``-m slow``. Cases are taken cheapest first."""
     seen: set[str] = set()
     out: set[str] = set()
+    by_name = {case.name: case for case in suite.CASES}
     for cost, name in sorted((cost, name) for name, cost in costs.items()
                              if cost <= _DEFAULT_BUDGET):
-        if cost > _COVERED_BUDGET and used[name] <= seen:
+        used = mnemonics(by_name[name])
+        if cost > _COVERED_BUDGET and used <= seen:
             out.add(name)
         else:
-            seen |= used[name]
+            seen |= used
     return out
 
 
 def _cases():
     """The cases the RTL can run (the others are covered by the trap test below)."""
     out = []
-    used = {case.name: mnemonics(case) for case in suite.CASES}     # rtl_ready's test, once
-    costs = {case.name: emu_cost(case) for case in suite.CASES
-             if used[case.name] <= SUPPORTED_MNEMONICS}
-    covered = _covered(costs, used)
+    costs = {case.name: emu_cost(case) for case in suite.CASES if rtl_ready(case)}
+    covered = _covered(costs)
     for case in suite.CASES:
         if case.name not in costs:
             continue
