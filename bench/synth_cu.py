@@ -2,7 +2,7 @@
 
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
                              [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
-                             [--placer heap|static|sa] [--timeout SECONDS]
+                             [--placer heap|static|sa] [--timeout SECONDS] [--paths N]
 
 Elaborates the unit of ``CuConfig(**overrides)`` (``gpgpu_hdl.cu.unit.compute_unit``; the
 default configuration without ``--config``; ``pipeline=true`` the pipelined unit, with the
@@ -13,7 +13,9 @@ prints one table. Every tool run is cached under ``--cache-dir``
 (``build/synth``): a second run with the same Verilog only converts the design again (about
 10 s for the default unit). The default unit takes Yosys about 8 minutes for ECP5 and 9 for
 Xilinx, and nextpnr 7 to 11 minutes, on a busy 2-core machine; run it in the background. See
-``docs/synth.md``.
+``docs/synth.md``. ``--paths N`` prints the N worst register-to-register paths that
+:mod:`gpgpu_hdl.synth_paths` estimates from Yosys' netlist in seconds (with ``--no-pnr``, to
+find the paths to cut without waiting an hour for nextpnr's one critical path).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from gpgpu_hdl.synth import (  # noqa: E402
     place_and_route,
     synthesize,
 )
+from gpgpu_hdl.synth_paths import worst_paths  # noqa: E402
 
 TOP = "compute_unit"
 
@@ -113,6 +116,18 @@ def _compress(names: list[str]) -> list[str]:
     return sorted(out)
 
 
+def _print_paths(area, count: int) -> None:
+    """The ``count`` worst estimated paths, and the nets of the worst."""
+    paths = worst_paths(area.netlist, TOP, count=count)
+    print("\n  worst estimated paths (ns, LUT4 levels, carry cells; not nextpnr's figures):")
+    for p in paths:
+        print(f"  {p.arrival_ns:6.2f} {p.levels:3d} {p.carries:3d}  {p.start} -> {p.end}")
+    if paths:
+        print("  the worst, net by net:")
+        for name, at in paths[0].nets:
+            print(f"  {at:6.2f}  {name}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", nargs="*", default=[], metavar="NAME=VALUE",
@@ -134,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds allowed for each tool run (default: no limit)")
     parser.add_argument("--cache-dir", type=Path, default=ROOT / "build" / "synth")
+    parser.add_argument("--paths", type=int, default=0, metavar="N",
+                        help="ECP5: print the N worst register-to-register paths estimated "
+                             "from the netlist (gpgpu_hdl.synth_paths), in seconds, before "
+                             "nextpnr; with --no-pnr, instead of it")
     parser.add_argument("--no-share", action="store_true",
                         help="ECP5: keep Yosys' share pass from merging multipliers and shifters "
                              "that are never busy together (more DSPs, higher Fmax)")
@@ -187,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{area.wide_muxes:>7} {area.total_cells:>7}")
             print(f"  memories: {_memory_summary(area.memories)}")
             print(f"  cells: {', '.join(f'{c} {n}' for c, n in area.cells.items())}")
+            if target == "ecp5" and args.paths:
+                _print_paths(area, args.paths)
             timing = None
             if target == "ecp5" and not args.no_pnr:
                 try:

@@ -1,0 +1,285 @@
+"""The longest register-to-register paths of a mapped ECP5 netlist, estimated before placement.
+
+nextpnr reports one critical path per clock, after an hour of placing and routing the whole
+compute unit; closing timing one path an hour is slow. :func:`worst_paths` reads the netlist
+Yosys wrote for :func:`~gpgpu_hdl.synth.place_and_route` (``synth_ecp5``'s cells: ``LUT4``,
+``CCU2C``, ``TRELLIS_FF``, ``TRELLIS_DPR16X4``, ``DP16KD``, ``MULT18X18D``) and gives, in
+seconds, every timing endpoint's estimated arrival time and the worst paths with their named
+nets, so that the paths over a budget can be cut together.
+
+The estimate is a static sum along the combinational cells, with the delays of
+:data:`DELAYS`: a cell's intrinsic delay (about ECP5 speed grade 6) and, for every net between
+two cells, a routing delay that grows with the net's fanout (:func:`route_delay`); the carry
+chain (``COUT`` to ``CIN``) is not routed. It knows nothing of placement, so it ranks paths by
+their depth and fanout and does not predict nextpnr's figure: on the 4-lane unit it put first
+the path nextpnr had routed as critical (21.6 ns estimated, 18.3 ns routed; docs/synth.md).
+
+Typical use::
+
+    area = synthesize(text, "compute_unit", "ecp5")
+    for path in worst_paths(area.netlist, "compute_unit", count=20):
+        print(path.arrival_ns, path.start, "->", path.end, path.levels)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GpgpuError
+
+__all__ = ["DELAYS", "TimingPath", "route_delay", "endpoint_arrivals", "worst_paths"]
+
+#: intrinsic delays in ns (ECP5, speed 6, rounded): a LUT4 input to its output; a CCU2C data
+#: input to its sum or to the carry out, the carry in to a sum or through the cell; a
+#: flip-flop's clock to Q and its setup; a distributed RAM's read address to its data; a block
+#: RAM's clock to its unregistered output; a multiplier without registers, inputs to product;
+#: the setup of a block RAM's or a multiplier's registered inputs
+DELAYS = {
+    "lut": 0.45, "ccu_data_sum": 0.55, "ccu_data_cout": 0.50, "ccu_cin_sum": 0.35,
+    "ccu_cin_cout": 0.06,
+    "ff_clk_q": 0.40, "ff_setup": 0.10, "ff_ctrl_setup": 0.20,
+    "dpram_read": 0.50, "dpram_setup": 0.20,
+    "bram_clk_q": 3.50, "bram_setup": 0.20,
+    "mult": 4.00, "mult_clk_q": 0.60, "mult_setup": 0.20,
+}
+
+
+def route_delay(fanout: int) -> float:
+    """A routed net's delay in ns by its fanout: 0.85 for one load, about 1.3 for 16, 2.2 for a
+    thousand (nextpnr routes a high-fanout enable across the chip)."""
+    return min(2.5, 0.70 + 0.15 * math.log2(1 + max(fanout, 1)))
+
+
+@dataclass(frozen=True)
+class TimingPath:
+    """One estimated path: where it starts (a register, a memory, an input port), where it
+    ends, its arrival time at the end in ns, its LUT4 levels and carry cells, and the named
+    nets along it (start first) with the arrival time at each."""
+
+    arrival_ns: float
+    start: str
+    end: str
+    levels: int
+    carries: int
+    nets: tuple[tuple[str, float], ...]
+
+
+#: cells whose outputs start paths, with their clock-to-output delay
+_SEQUENTIAL_OUT = {"TRELLIS_FF": "ff_clk_q", "DP16KD": "bram_clk_q"}
+_PORT = re.compile(r"^([A-Z]+?)(\d*)$")
+_GENERATED = re.compile(r"_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|CCU2C|DP16KD|MULT18X18D|PFUMX)_")
+
+
+class _Graph:
+    """The netlist's combinational graph: for every bit its driver, its fanout and a name."""
+
+    def __init__(self, module: dict):
+        self.driver: dict[int, tuple[str, str]] = {}      # bit -> (cell, port)
+        self.fanout: dict[int, int] = {}
+        self.cells = module["cells"]
+        for name, cell in self.cells.items():
+            for port, bits in cell["connections"].items():
+                direction = cell["port_directions"].get(port)
+                for bit in bits:
+                    if not isinstance(bit, int):
+                        continue
+                    if direction == "output":
+                        self.driver[bit] = (name, port)
+                    else:
+                        self.fanout[bit] = self.fanout.get(bit, 0) + 1
+        self.name: dict[int, str] = {}
+        for net, info in sorted(module["netnames"].items(),
+                                key=lambda item: (_GENERATED.search(item[0]) is not None,
+                                                  item[0].startswith(("$", "\\$")),
+                                                  len(item[0]))):
+            for i, bit in enumerate(info["bits"]):
+                if isinstance(bit, int) and bit not in self.name:
+                    self.name[bit] = net if len(info["bits"]) == 1 else f"{net}[{i}]"
+        self.ports = {bit for port in module["ports"].values()
+                      for bit in port["bits"] if isinstance(bit, int)}
+
+    def bit(self, cell: str, port: str) -> int | None:
+        bits = self.cells[cell]["connections"].get(port, [])
+        return bits[0] if bits and isinstance(bits[0], int) else None
+
+
+def _mult_registered(cell: dict) -> tuple[bool, bool]:
+    p = cell.get("parameters", {})
+    ins = all(str(p.get(f"REG_INPUT{x}_CLK", "NONE")).upper() != "NONE" for x in "AB")
+    out = str(p.get("REG_OUTPUT_CLK", "NONE")).upper() != "NONE"
+    return ins, out
+
+
+class _Arrivals:
+    """Arrival times of every bit (memoized, iterative: the chains are thousands deep)."""
+
+    def __init__(self, graph: _Graph):
+        self.g = graph
+        self.at: dict[int, float] = {}
+        self.via: dict[int, int | None] = {}   # the input bit the worst arrival came through
+
+    def _inputs(self, bit: int) -> tuple[list[tuple[int, float]], float | None]:
+        """The input bits of ``bit``'s driver with the delay each adds (route and cell), or
+        the bit's own arrival if it starts a path."""
+        g = self.g
+        if bit not in g.driver:
+            return [], 0.0                     # an input port or an undriven bit
+        cell_name, port = g.driver[bit]
+        cell = g.cells[cell_name]
+        kind = cell["type"]
+        conn = cell["connections"]
+
+        def routed(b: int) -> float:
+            return route_delay(g.fanout.get(b, 1))
+
+        if kind == "LUT4":
+            return [(b, routed(b) + DELAYS["lut"]) for p in "ABCD" for b in conn.get(p, [])
+                    if isinstance(b, int)], None
+        if kind == "CCU2C":
+            # S0 from the first half's inputs, S1 from both halves' (the second through the
+            # cell's inner carry), COUT from all; CIN through the chain, not routed
+            half = {"S0": 0, "S1": 1}.get(port, 1)
+            inner = DELAYS["ccu_cin_cout"]
+            out = []
+            for p in ("A", "B", "C", "D"):
+                for i in range(half + 1):
+                    d = DELAYS["ccu_data_cout"] if port == "COUT" else \
+                        DELAYS["ccu_data_sum"] + inner * (half - i)
+                    out += [(b, routed(b) + d) for b in conn.get(f"{p}{i}", [])
+                            if isinstance(b, int)]
+            d = DELAYS["ccu_cin_cout"] if port == "COUT" else DELAYS["ccu_cin_sum"] + inner * half
+            out += [(b, d) for b in conn.get("CIN", []) if isinstance(b, int)]
+            return out, None
+        if kind == "TRELLIS_DPR16X4" and port.startswith("DO"):
+            return [(b, routed(b) + DELAYS["dpram_read"]) for b in conn.get("RAD", [])
+                    if isinstance(b, int)], None
+        if kind == "MULT18X18D":
+            ins, out = _mult_registered(cell)
+            if ins or out:
+                return [], DELAYS["mult_clk_q"] + (0 if out else DELAYS["mult"])
+            return [(b, routed(b) + DELAYS["mult"]) for p, bits in conn.items()
+                    if _PORT.match(p) and _PORT.match(p).group(1) in ("A", "B")
+                    for b in bits if isinstance(b, int)], None
+        if kind in _SEQUENTIAL_OUT:
+            return [], DELAYS[_SEQUENTIAL_OUT[kind]]
+        return [], 0.0                         # anything else starts a path
+
+    def of(self, bit: int) -> float:
+        if bit in self.at:
+            return self.at[bit]
+        stack = [bit]
+        pending: dict[int, list[tuple[int, float]]] = {}
+        while stack:
+            b = stack[-1]
+            if b in self.at:
+                stack.pop()
+                continue
+            if b not in pending:
+                inputs, start = self._inputs(b)
+                if start is not None:
+                    self.at[b], self.via[b] = start, None
+                    stack.pop()
+                    continue
+                pending[b] = inputs
+                stack.extend(i for i, _ in inputs if i not in self.at and i not in pending)
+                continue
+            inputs = pending.pop(b)
+            best, via = 0.0, None
+            for i, d in inputs:
+                t = self.at.get(i, 0.0) + d        # a loop (none in a good netlist) adds 0
+                if t > best:
+                    best, via = t, i
+            self.at[b], self.via[b] = best, via
+            stack.pop()
+        return self.at[bit]
+
+
+# cell type -> {input port prefix: setup delay name}: the endpoints
+_ENDPOINTS = {
+    "TRELLIS_FF": {"DI": "ff_setup", "CE": "ff_ctrl_setup", "LSR": "ff_ctrl_setup"},
+    "DP16KD": {"AD": "bram_setup", "DI": "bram_setup", "WE": "bram_setup", "CE": "bram_setup",
+               "CS": "bram_setup"},
+    "TRELLIS_DPR16X4": {"DI": "dpram_setup", "WAD": "dpram_setup", "WRE": "dpram_setup"},
+}
+
+
+def _load(netlist: Path | str, top: str) -> dict:
+    try:
+        with open(netlist) as f:
+            design = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise GpgpuError(f"cannot read the netlist {netlist}: {exc}") from None
+    module = design.get("modules", {}).get(top)
+    if module is None:
+        raise GpgpuError(f"the netlist {netlist} has no module {top!r}")
+    return module
+
+
+def endpoint_arrivals(netlist: Path | str, top: str) -> Iterator[tuple[str, int, float]]:
+    """Every timing endpoint of ``top`` as ``(cell, input bit, arrival in ns with setup)``."""
+    graph = _Graph(_load(netlist, top))
+    arrivals = _Arrivals(graph)
+    yield from _endpoints(graph, arrivals)
+
+
+def _endpoints(graph: _Graph, arrivals: _Arrivals) -> Iterator[tuple[str, int, float]]:
+    for name, cell in graph.cells.items():
+        kind = cell["type"]
+        ports = _ENDPOINTS.get(kind)
+        if kind == "MULT18X18D" and _mult_registered(cell)[0]:
+            ports = {"A": "mult_setup", "B": "mult_setup"}
+        if not ports:
+            continue
+        for port, bits in cell["connections"].items():
+            m = _PORT.match(port)
+            setup = ports.get(m.group(1) if m else port) or ports.get(port)
+            if setup is None:
+                continue
+            for bit in bits:
+                if isinstance(bit, int):
+                    t = arrivals.of(bit) + route_delay(graph.fanout.get(bit, 1))
+                    yield name, bit, t + DELAYS[setup]
+    for bit in graph.ports:                     # output ports
+        if bit in graph.driver:
+            yield "<port>", bit, arrivals.of(bit)
+
+
+def _base(name: str) -> str:
+    """A register's name without its bit index or Yosys' suffixes, to tell paths apart."""
+    name = _GENERATED.split(name)[0]
+    return re.sub(r"\[\d+\]$", "", name.lstrip("\\"))
+
+
+def worst_paths(netlist: Path | str, top: str, count: int = 20) -> list[TimingPath]:
+    """The ``count`` worst estimated paths of ``top``, one per pair of start and end register
+    (a bus's bits are one register), worst first."""
+    graph = _Graph(_load(netlist, top))
+    arrivals = _Arrivals(graph)
+    ends = sorted(_endpoints(graph, arrivals), key=lambda e: -e[2])
+    seen: set[tuple[str, str]] = set()
+    out: list[TimingPath] = []
+    for cell, bit, arrival in ends:
+        chain = [bit]
+        while arrivals.via.get(chain[-1]) is not None:
+            chain.append(arrivals.via[chain[-1]])
+        chain.reverse()
+        q = graph.bit(cell, "Q") if cell in graph.cells else None
+        start = graph.name.get(chain[0], "?")
+        end = graph.name.get(q, cell) if q is not None else cell
+        end = graph.name.get(bit, cell) if cell == "<port>" else end
+        key = (_base(start), _base(end))
+        if key in seen:
+            continue
+        seen.add(key)
+        kinds = [graph.cells[graph.driver[b][0]]["type"] for b in chain[1:] if b in graph.driver]
+        nets = tuple((graph.name.get(b, "?"), round(arrivals.at[b], 2)) for b in chain)
+        out.append(TimingPath(round(arrival, 2), start, end, kinds.count("LUT4"),
+                         kinds.count("CCU2C"), nets))
+        if len(out) == count:
+            break
+    return out

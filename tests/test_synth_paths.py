@@ -1,0 +1,86 @@
+"""The path estimate (gpgpu_hdl.synth_paths) on designs whose depth is known from their
+construction: a 64-input XOR needs at least three levels of 4-input LUTs, a 2-input one a
+single level, and a 32-bit sum's top bit comes out of a chain of 16 two-bit carry cells."""
+
+import json
+import math
+
+import pytest
+from amaranth.back import verilog
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from gpgpu_hdl.errors import GpgpuError
+from gpgpu_hdl.synth import synthesize
+from gpgpu_hdl.synth_paths import DELAYS, endpoint_arrivals, route_delay, worst_paths
+
+
+class Depths(wiring.Component):
+    """Registered inputs; a 64-input XOR, a 2-input XOR and a 32-bit sum, each registered."""
+
+    a: In(64)
+    b: In(32)
+    wide: Out(1)
+    narrow: Out(1)
+    total: Out(32)
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        ra, rb = (sig.like(sig, name=f"r_{n}") for n, sig in (("a", self.a), ("b", self.b)))
+        m.d.sync += [ra.eq(self.a), rb.eq(self.b), self.wide.eq(ra.xor()),
+                     self.narrow.eq(ra[0] ^ ra[1]), self.total.eq(ra[:32] + rb)]
+        return m
+
+
+@pytest.fixture(scope="module")
+def netlist(tmp_path_factory):
+    text = verilog.convert(Depths(), name="depths", emit_src=False, strip_internal_attrs=True)
+    area = synthesize(text, "depths", "ecp5", cache_dir=tmp_path_factory.mktemp("synth"))
+    return area.netlist
+
+
+def _ending(paths, name):
+    return [p for p in paths if p.end.lstrip("\\").startswith(name)]
+
+
+def test_levels_and_carries_follow_the_construction(netlist):
+    paths = worst_paths(netlist, "depths", count=100)
+    wide, narrow, total = (_ending(paths, n) for n in ("wide", "narrow", "total"))
+    assert wide and narrow and total
+    assert wide[0].levels >= math.ceil(math.log(64, 4))          # 3
+    assert narrow[0].levels == 1 and narrow[0].carries == 0
+    assert 16 <= total[0].carries <= 17                          # 2 bits a cell, plus the top
+    assert all(p[0].start.startswith(("r_a", "r_b")) for p in (wide, narrow, total))
+    # the arrival is the path's own sum: a flip-flop's clock to Q, a routed net and a LUT a
+    # level, then the route to the register and its setup
+    lut_path = DELAYS["ff_clk_q"] + narrow[0].levels * (DELAYS["lut"] + route_delay(1))
+    assert narrow[0].arrival_ns >= lut_path + route_delay(1) + DELAYS["ff_setup"] - 1e-6
+    assert wide[0].arrival_ns > narrow[0].arrival_ns
+    # worst first, each (start, end) register pair once, nets in order of arrival
+    assert [p.arrival_ns for p in paths] == sorted((p.arrival_ns for p in paths), reverse=True)
+    assert len({(p.start, p.end) for p in paths}) == len(paths)
+    for p in paths:
+        times = [t for _, t in p.nets]
+        assert times == sorted(times) and p.nets[-1][1] <= p.arrival_ns
+
+
+def test_every_flip_flop_input_is_an_endpoint(netlist):
+    with open(netlist) as f:
+        cells = json.load(f)["modules"]["depths"]["cells"]
+    data_inputs = {(name, c["connections"]["DI"][0]) for name, c in cells.items()
+                   if c["type"] == "TRELLIS_FF"}
+    ends = {(cell, bit): t for cell, bit, t in endpoint_arrivals(netlist, "depths")}
+    assert data_inputs and data_inputs <= set(ends)
+    assert all(t > 0 for t in ends.values())
+
+
+def test_bad_netlists_are_clear_errors(tmp_path):
+    with pytest.raises(GpgpuError, match="cannot read the netlist"):
+        worst_paths(tmp_path / "missing.json", "depths")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(GpgpuError, match="cannot read the netlist"):
+        worst_paths(tmp_path / "bad.json", "depths")
+    (tmp_path / "other.json").write_text(json.dumps({"modules": {"x": {}}}))
+    with pytest.raises(GpgpuError, match="has no module 'depths'"):
+        worst_paths(tmp_path / "other.json", "depths")
