@@ -37,14 +37,15 @@ __all__ = ["DELAYS", "TimingPath", "route_delay", "endpoint_arrivals", "worst_pa
 #: intrinsic delays in ns (ECP5, speed 6, rounded): a LUT4 input to its output; a CCU2C data
 #: input to its sum or to the carry out, the carry in to a sum or through the cell; a
 #: flip-flop's clock to Q and its setup; a distributed RAM's read address to its data; a block
-#: RAM's clock to its unregistered output; a multiplier without registers, inputs to product;
-#: the setup of a block RAM's or a multiplier's registered inputs
+#: RAM's clock to its output, unregistered and through its output register (``REGMODE``
+#: ``OUTREG``); a multiplier without registers, inputs to product; the setup of a block RAM's
+#: or a multiplier's registered inputs
 DELAYS = {
     "lut": 0.45, "ccu_data_sum": 0.55, "ccu_data_cout": 0.50, "ccu_cin_sum": 0.35,
     "ccu_cin_cout": 0.06,
     "ff_clk_q": 0.40, "ff_setup": 0.10, "ff_ctrl_setup": 0.20,
     "dpram_read": 0.50, "dpram_setup": 0.20,
-    "bram_clk_q": 3.50, "bram_setup": 0.20,
+    "bram_clk_q": 3.50, "bram_clk_q_reg": 1.00, "bram_setup": 0.20,
     "mult": 4.00, "mult_clk_q": 0.60, "mult_setup": 0.20,
 }
 
@@ -70,7 +71,7 @@ class TimingPath:
 
 
 #: cells whose outputs start paths, with their clock-to-output delay
-_SEQUENTIAL_OUT = {"TRELLIS_FF": "ff_clk_q", "DP16KD": "bram_clk_q"}
+_SEQUENTIAL_OUT = {"TRELLIS_FF": "ff_clk_q"}
 _PORT = re.compile(r"^([A-Z]+?)(\d*)$")
 _GENERATED = re.compile(r"_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|CCU2C|DP16KD|MULT18X18D|PFUMX)_")
 
@@ -165,6 +166,10 @@ class _Arrivals:
             return [(b, routed(b) + DELAYS["mult"]) for p, bits in conn.items()
                     if _PORT.match(p) and _PORT.match(p).group(1) in ("A", "B")
                     for b in bits if isinstance(b, int)], None
+        if kind == "DP16KD":
+            side = port[2] if port.startswith("DO") else "A"
+            registered = cell.get("parameters", {}).get(f"REGMODE_{side}") == "OUTREG"
+            return [], DELAYS["bram_clk_q_reg" if registered else "bram_clk_q"]
         if kind in _SEQUENTIAL_OUT:
             return [], DELAYS[_SEQUENTIAL_OUT[kind]]
         return [], 0.0                         # anything else starts a path
@@ -250,14 +255,15 @@ def _endpoints(graph: _Graph, arrivals: _Arrivals) -> Iterator[tuple[str, int, f
 
 
 def _base(name: str) -> str:
-    """A register's name without its bit index or Yosys' suffixes, to tell paths apart."""
-    name = _GENERATED.split(name)[0]
-    return re.sub(r"\[\d+\]$", "", name.lstrip("\\"))
+    """A register's name without Yosys' suffixes and with its numbers (bit indices, wave slots,
+    lanes) left out, to tell paths apart: ``w_busy3`` and ``w_busy5[0]`` are one register."""
+    return re.sub(r"\d+", "#", _GENERATED.split(name)[0].lstrip("\\"))
 
 
 def worst_paths(netlist: Path | str, top: str, count: int = 20) -> list[TimingPath]:
     """The ``count`` worst estimated paths of ``top``, one per pair of start and end register
-    (a bus's bits are one register), worst first."""
+    (a bus's bits are one register, and so are the copies of a register that differ only in a
+    number: a wave slot's, a lane's), worst first."""
     graph = _Graph(_load(netlist, top))
     arrivals = _Arrivals(graph)
     ends = sorted(_endpoints(graph, arrivals), key=lambda e: -e[2])
