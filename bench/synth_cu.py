@@ -43,7 +43,7 @@ from gpgpu_hdl.synth import (  # noqa: E402
     place_and_route,
     synthesize,
 )
-from gpgpu_hdl.synth_paths import worst_paths  # noqa: E402
+from gpgpu_hdl.synth_paths import endpoints_over, worst_paths  # noqa: E402
 
 TOP = "compute_unit"
 
@@ -122,6 +122,8 @@ def _print_paths(area, count: int) -> None:
     print("\n  worst estimated paths (ns, LUT4 levels, carry cells; not nextpnr's figures):")
     for p in paths:
         print(f"  {p.arrival_ns:6.2f} {p.levels:3d} {p.carries:3d}  {p.start} -> {p.end}")
+    over = endpoints_over(area.netlist, TOP)
+    print("  endpoints estimated over " + ", ".join(f"{t:g} ns: {n}" for t, n in over.items()))
     if paths:
         print("  the worst, net by net:")
         for name, at in paths[0].nets:

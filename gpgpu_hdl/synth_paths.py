@@ -32,7 +32,8 @@ from pathlib import Path
 
 from .errors import GpgpuError
 
-__all__ = ["DELAYS", "TimingPath", "route_delay", "endpoint_arrivals", "worst_paths"]
+__all__ = ["DELAYS", "TimingPath", "route_delay", "endpoint_arrivals", "endpoints_over",
+           "worst_paths"]
 
 #: intrinsic delays in ns (ECP5, speed 6, rounded): a LUT4 input to its output; a CCU2C data
 #: input to its sum or to the carry out, the carry in to a sum or through the cell; a
@@ -230,6 +231,14 @@ def endpoint_arrivals(netlist: Path | str, top: str) -> Iterator[tuple[str, int,
     graph = _Graph(_load(netlist, top))
     arrivals = _Arrivals(graph)
     yield from _endpoints(graph, arrivals)
+
+
+def endpoints_over(netlist: Path | str, top: str,
+                   thresholds: tuple[float, ...] = (10, 12, 14, 16, 18, 20)) -> dict[float, int]:
+    """How many endpoints of ``top`` arrive later than each threshold (ns): how much of the
+    design a clock period leaves to cut, not only its worst path."""
+    times = [t for _, _, t in endpoint_arrivals(netlist, top)]
+    return {th: sum(t > th for t in times) for th in thresholds}
 
 
 def _endpoints(graph: _Graph, arrivals: _Arrivals) -> Iterator[tuple[str, int, float]]:

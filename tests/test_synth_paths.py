@@ -13,7 +13,8 @@ from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.errors import GpgpuError
 from gpgpu_hdl.synth import synthesize
-from gpgpu_hdl.synth_paths import DELAYS, endpoint_arrivals, route_delay, worst_paths
+from gpgpu_hdl.synth_paths import (DELAYS, endpoint_arrivals, endpoints_over, route_delay,
+                                   worst_paths)
 
 
 class Depths(wiring.Component):
@@ -70,9 +71,13 @@ def test_every_flip_flop_input_is_an_endpoint(netlist):
         cells = json.load(f)["modules"]["depths"]["cells"]
     data_inputs = {(name, c["connections"]["DI"][0]) for name, c in cells.items()
                    if c["type"] == "TRELLIS_FF"}
-    ends = {(cell, bit): t for cell, bit, t in endpoint_arrivals(netlist, "depths")}
-    assert data_inputs and data_inputs <= set(ends)
-    assert all(t > 0 for t in ends.values())
+    ends = list(endpoint_arrivals(netlist, "depths"))
+    assert data_inputs and data_inputs <= {(cell, bit) for cell, bit, _ in ends}
+    assert all(t > 0 for _, _, t in ends)
+    # the counts over thresholds are of the same endpoints
+    over = endpoints_over(netlist, "depths", (0, 1, 2, 100))
+    assert over[0] == len(ends) and over[100] == 0
+    assert over[1] == sum(t > 1 for _, _, t in ends) >= over[2]
 
 
 def test_bad_netlists_are_clear_errors(tmp_path):
