@@ -79,7 +79,8 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 * **retire**: tags in order with their answers (FIFO beside them): a load's dword (extracted
   and sign-extended for a sub-dword load) into a register (F) for the tag's lanes, and from
   there on ``load_trace``; a store's acknowledgement is dropped; the instruction has ``landed`` when
-  its last tag has retired and every write before it has gone out;
+  its last tag has retired and every write before it has gone out (F, the collector and the
+  FIFO below are empty);
 * **collect**: F's dwords of one pass and register (a dword load's lanes, which come back
   one after the other) gathered into one VGPR write on ``fill``, which goes out when nothing
   more can join it: the instruction's last dword is in, F holds a dword for another pass or
@@ -88,6 +89,11 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   which has the port first, had left the loads' writes a port about 80 % free, and matmul_int
   was bound by it); an x2-x4 load's lanes alternate registers, so it is still one write a
   dword.
+* **out**: the collector's writes through a two-entry FIFO to ``fill``. Whether the collector
+  may hand on a write depends on the FIFO's level alone, not on the VGPR file's write port,
+  which the vector unit's write-back has first: that test across the chip had made the port's
+  arbitration, the collector's compare and the retire stage's credit count one cycle, the
+  whole 4-lane unit's critical path. The instruction lands as its last write leaves the FIFO.
 
 A credit counter keeps the dwords between the walker and the retire stage at most ``depth``,
 so the request, tag and answer FIFOs never overflow and ``rsp`` is always ready; the address
@@ -99,7 +105,7 @@ a sub-dword access only, and an atomic ignores them. Atomics are rare: a lane ta
 address pipeline's latency, two memory round trips and a few cycles.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -888,7 +894,11 @@ class BufferUnit(wiring.Component):
         f_free = ~f_valid | f_move
         need_answer = ~tag.zero
         c_valid = Signal(name="c_valid")
-        room = Mux(tag.store, ~tag.last | ~(f_valid | c_valid), f_free)
+        # the writes between the collector and ``fill`` (below): its level, not the VGPR
+        # port's arbitration, says whether C may flush
+        out_q = fifo.SyncFIFO(width=Shape.cast(self.write_layout).width + 1, depth=2)
+        m.submodules.out_q = out_q
+        room = Mux(tag.store, ~tag.last | ~(f_valid | c_valid | out_q.r_rdy), f_free)
         retire = Signal()
         m.d.comb += [retire.eq(tags.r_rdy & (~need_answer | answers.r_rdy) & room),
                      tags.r_en.eq(retire), answers.r_en.eq(retire & need_answer)]
@@ -927,7 +937,7 @@ class BufferUnit(wiring.Component):
         # for another register, or a tag that writes nothing waiting behind it (F empty)
         m.d.comb += [flush.eq(c_valid & (c_last | (f_valid & ~merge)
                                          | (~f_valid & tags.r_rdy & tag.store))),
-                     f_move.eq(f_valid & (merge | ~c_valid | (flush & self.fill.ready)))]
+                     f_move.eq(f_valid & (merge | ~c_valid | (flush & out_q.w_rdy)))]
         with m.If(f_move):
             m.d.sync += [c_valid.eq(1), c_slot.eq(f_slot), c_pass.eq(f_pass),
                          c_reg.eq(f_reg), c_last.eq(f_last),
@@ -935,21 +945,28 @@ class BufferUnit(wiring.Component):
             for lane in range(lanes):
                 with m.If(f_lanes[lane]):
                     m.d.sync += c_data[lane].eq(f_value)
-        with m.Elif(flush & self.fill.ready):
+        with m.Elif(flush & out_q.w_rdy):
             m.d.sync += c_valid.eq(0)
-        fill = self.fill.payload
-        m.d.comb += [self.fill.valid.eq(flush), fill.slot.eq(c_slot), fill.pass_.eq(c_pass),
-                     fill.reg.eq(c_reg), fill.mask.eq(c_mask)]
-        m.d.comb += [fill.data[lane].eq(c_data[lane]) for lane in range(lanes)]
+        c_write = Signal(self.write_layout)
+        m.d.comb += [c_write.slot.eq(c_slot), c_write.pass_.eq(c_pass), c_write.reg.eq(c_reg),
+                     c_write.mask.eq(c_mask)]
+        m.d.comb += [c_write.data[lane].eq(c_data[lane]) for lane in range(lanes)]
+        m.d.comb += [out_q.w_en.eq(flush), out_q.w_data.eq(Cat(c_write.as_value(), c_last))]
+        # --- out: the writes to the VGPR file, in order; an instruction has landed when the
+        # one with its last dword leaves (not when it enters: ``s_waitcnt`` must not let the
+        # wave read a register before it is written) -----------------------------------------
+        q_write = data.View(self.write_layout, out_q.r_data[:-1])
+        q_lands = self.fill.valid & self.fill.ready & out_q.r_data[-1]
+        m.d.comb += [self.fill.valid.eq(out_q.r_rdy), self.fill.payload.eq(q_write),
+                     out_q.r_en.eq(self.fill.ready)]
         lt = self.load_trace
         m.d.sync += [lt.valid.eq(f_move), lt.slot.eq(f_slot), lt.reg.eq(f_reg),
                      lt.value.eq(f_value),
                      lt.lanes.eq(f_lanes << (f_pass * lanes) if passes > 1 else f_lanes)]
         landing = Signal()
-        c_lands = flush & self.fill.ready & c_last
-        m.d.comb += landing.eq((retire & tag.store & tag.last) | c_lands)
+        m.d.comb += landing.eq((retire & tag.store & tag.last) | q_lands)
         m.d.sync += [self.landed.valid.eq(landing),
-                     self.landed.payload.slot.eq(Mux(c_lands, c_slot, tag.slot))]
+                     self.landed.payload.slot.eq(Mux(q_lands, q_write.slot, tag.slot))]
 
         # credits: an op takes one as the walker sends it, gives it back as it retires (or
         # at the end, when it leaves no tag; an atomic's ops give theirs back at the end, and
