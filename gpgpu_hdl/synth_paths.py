@@ -205,13 +205,23 @@ class _Arrivals:
         return self.at[bit]
 
 
-# cell type -> {input port prefix: setup delay name}: the endpoints
-_ENDPOINTS = {
-    "TRELLIS_FF": {"DI": "ff_setup", "CE": "ff_ctrl_setup", "LSR": "ff_ctrl_setup"},
-    "DP16KD": {"AD": "bram_setup", "DI": "bram_setup", "WE": "bram_setup", "CE": "bram_setup",
-               "CS": "bram_setup"},
-    "TRELLIS_DPR16X4": {"DI": "dpram_setup", "WAD": "dpram_setup", "WRE": "dpram_setup"},
-}
+def _setup(cell: dict, port: str) -> str | None:
+    """The setup delay (a :data:`DELAYS` name) of ``port`` of ``cell`` if it is a timing
+    endpoint: a flip-flop's data, enable and reset; every input of a block RAM but its clocks;
+    a distributed RAM's write side; a registered multiplier's operands."""
+    kind = cell["type"]
+    if cell["port_directions"].get(port) != "input":
+        return None
+    if kind == "TRELLIS_FF":
+        return {"DI": "ff_setup", "CE": "ff_ctrl_setup", "LSR": "ff_ctrl_setup"}.get(port)
+    if kind == "DP16KD":
+        return None if port.startswith("CLK") else "bram_setup"
+    if kind == "TRELLIS_DPR16X4":
+        return "dpram_setup" if port in ("DI", "WAD", "WRE") else None
+    if kind == "MULT18X18D" and _mult_registered(cell)[0]:
+        m = _PORT.match(port)
+        return "mult_setup" if m and m.group(1) in ("A", "B") else None
+    return None
 
 
 def _load(netlist: Path | str, top: str) -> dict:
@@ -243,15 +253,8 @@ def endpoints_over(netlist: Path | str, top: str,
 
 def _endpoints(graph: _Graph, arrivals: _Arrivals) -> Iterator[tuple[str, int, float]]:
     for name, cell in graph.cells.items():
-        kind = cell["type"]
-        ports = _ENDPOINTS.get(kind)
-        if kind == "MULT18X18D" and _mult_registered(cell)[0]:
-            ports = {"A": "mult_setup", "B": "mult_setup"}
-        if not ports:
-            continue
         for port, bits in cell["connections"].items():
-            m = _PORT.match(port)
-            setup = ports.get(m.group(1) if m else port) or ports.get(port)
+            setup = _setup(cell, port)
             if setup is None:
                 continue
             for bit in bits:

@@ -7,8 +7,8 @@ import math
 
 import pytest
 from amaranth.back import verilog
-from amaranth.hdl import Module
-from amaranth.lib import wiring
+from amaranth.hdl import Module, Signal
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.errors import GpgpuError
@@ -18,19 +18,25 @@ from gpgpu_hdl.synth_paths import (DELAYS, endpoint_arrivals, endpoints_over, ro
 
 
 class Depths(wiring.Component):
-    """Registered inputs; a 64-input XOR, a 2-input XOR and a 32-bit sum, each registered."""
+    """Registered inputs; a 64-input XOR, a 2-input XOR and a 32-bit sum, each registered; a
+    1024 x 32 block RAM written at the sum's low bits."""
 
     a: In(64)
     b: In(32)
     wide: Out(1)
     narrow: Out(1)
     total: Out(32)
+    read: Out(32)
 
     def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
         m = Module()
-        ra, rb = (sig.like(sig, name=f"r_{n}") for n, sig in (("a", self.a), ("b", self.b)))
+        ra, rb = (Signal.like(sig, name=f"r_{n}") for n, sig in (("a", self.a), ("b", self.b)))
         m.d.sync += [ra.eq(self.a), rb.eq(self.b), self.wide.eq(ra.xor()),
                      self.narrow.eq(ra[0] ^ ra[1]), self.total.eq(ra[:32] + rb)]
+        m.submodules.mem = mem = memory.Memory(shape=32, depth=1024, init=[])
+        wp, rp = mem.write_port(), mem.read_port(transparent_for=())
+        m.d.comb += [wp.addr.eq(ra[:10] + rb[:10]), wp.data.eq(rb), wp.en.eq(ra[63]),
+                     rp.addr.eq(rb[10:20]), self.read.eq(rp.data)]
         return m
 
 
@@ -73,6 +79,14 @@ def test_every_flip_flop_input_is_an_endpoint(netlist):
                    if c["type"] == "TRELLIS_FF"}
     ends = list(endpoint_arrivals(netlist, "depths"))
     assert data_inputs and data_inputs <= {(cell, bit) for cell, bit, _ in ends}
+    # the block RAM's write address, data and enable are endpoints too, its clocks are not
+    brams = {name: c for name, c in cells.items() if c["type"] == "DP16KD"}
+    ram_ends = {bit for cell, bit, _ in ends if cell in brams}
+    addresses = {b for c in brams.values() for p, bits in c["connections"].items()
+                 if p.startswith("AD") for b in bits if isinstance(b, int)}
+    clocks = {b for c in brams.values() for p, bits in c["connections"].items()
+              if p.startswith("CLK") for b in bits}
+    assert brams and addresses <= ram_ends and not clocks & ram_ends
     assert all(t > 0 for _, _, t in ends)
     # the counts over thresholds are of the same endpoints
     over = endpoints_over(netlist, "depths", (0, 1, 2, 100))
