@@ -57,10 +57,12 @@ def soc():
     return make
 
 
-#: matmul_int, the longest of KERNELS on this unit (its 898,367 cycles), only with -m slow here
-#: (25-50 s each): the default run has it at 1:4 on two of these units, at 1:1 with the
-#: prefetch buffer, and at every ratio on the pipelined units below
-RATIO_KERNELS = [pytest.param(k, r, marks=[pytest.mark.slow] * (k == "matmul_int"),
+#: matmul_int, the longest of KERNELS on this unit (its 898,367 cycles), and histogram_global
+#: only with -m slow here (25-50 s and 11-25 s a ratio): the default run has matmul_int at 1:1
+#: with the prefetch buffer, histogram_global at 1:4 on two of these units and with the
+#: prefetch buffer, and both at every ratio on the pipelined units below
+_SLOW_RATIO = ("matmul_int", "histogram_global")
+RATIO_KERNELS = [pytest.param(k, r, marks=[pytest.mark.slow] * (k in _SLOW_RATIO),
                               id=f"{k}-{r}") for k in KERNELS for r in RATIOS]
 
 
