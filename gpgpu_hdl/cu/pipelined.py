@@ -1316,11 +1316,8 @@ class PipelinedComputeUnit(wiring.Component):
     @staticmethod
     def _vgpr_reads(m, vgprs, units, *, clear):
         """The VGPR file's read requests from ``units`` (each with ``read`` and ``operands``),
-        taken in turn when several ask, through a register (``q``) into the file; the
-        operands go back to the unit that asked, in the order of the requests (a FIFO of who
-        asked). The register keeps the arbitration (the units' request FIFOs, the rotating
-        grant, the payload's multiplexer) and the file's read planning (its comparators of
-        register numbers) out of one cycle: together they were twelve LUT levels."""
+        taken in turn when several ask; the operands go back to the unit that asked, in the
+        order of the requests (a FIFO of who asked)."""
         n = len(units)
         who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=max(1, (n - 1).bit_length()),
                                                            depth=16))
@@ -1335,21 +1332,13 @@ class PipelinedComputeUnit(wiring.Component):
             with m.If(asking.bit_select(idx, 1)):
                 m.d.comb += grant.eq(idx)
         rd = vgprs.read
-        q_valid = Signal(name="vgpr_read_q_valid")
-        q = Signal.like(rd.payload, name="vgpr_read_q", reset_less=True)
-        take = Signal()
-        m.d.comb += [take.eq(asking.any() & who.w_rdy & (~q_valid | rd.ready)),
-                     rd.valid.eq(q_valid), rd.payload.eq(q),
-                     who.w_data.eq(grant), who.w_en.eq(take)]
+        m.d.comb += [rd.valid.eq(asking.any() & who.w_rdy),
+                     rd.payload.eq(Array(u.read.payload for u in units)[grant]),
+                     who.w_data.eq(grant), who.w_en.eq(rd.valid & rd.ready)]
         for i, u in enumerate(units):
-            m.d.comb += u.read.ready.eq(take & (grant == i))
-        with m.If(take):
-            m.d.sync += [q_valid.eq(1), q.eq(Array(u.read.payload for u in units)[grant]),
-                         turn.eq(Mux(grant == n - 1, 0, grant + 1))]
-        with m.Elif(rd.ready):
-            m.d.sync += q_valid.eq(0)
-        with m.If(clear):
-            m.d.sync += q_valid.eq(0)
+            m.d.comb += u.read.ready.eq(rd.ready & who.w_rdy & (grant == i))
+        with m.If(rd.valid & rd.ready):
+            m.d.sync += turn.eq(Mux(grant == n - 1, 0, grant + 1))
         ops = vgprs.operands
         m.d.comb += who.r_en.eq(ops.valid)
         for i, u in enumerate(units):
