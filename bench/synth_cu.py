@@ -43,7 +43,7 @@ from gpgpu_hdl.synth import (  # noqa: E402
     place_and_route,
     synthesize,
 )
-from gpgpu_hdl.synth_paths import endpoints_over, worst_paths  # noqa: E402
+from gpgpu_hdl.synth_paths import PathAnalysis  # noqa: E402
 
 TOP = "compute_unit"
 
@@ -118,11 +118,12 @@ def _compress(names: list[str]) -> list[str]:
 
 def _print_paths(area, count: int) -> None:
     """The ``count`` worst estimated paths, and the nets of the worst."""
-    paths = worst_paths(area.netlist, TOP, count=count)
+    analysis = PathAnalysis(area.netlist, TOP)
+    paths = analysis.worst(count)
     print("\n  worst estimated paths (ns, LUT4 levels, carry cells; not nextpnr's figures):")
     for p in paths:
         print(f"  {p.arrival_ns:6.2f} {p.levels:3d} {p.carries:3d}  {p.start} -> {p.end}")
-    over = endpoints_over(area.netlist, TOP)
+    over = analysis.over()
     print("  endpoints estimated over " + ", ".join(f"{t:g} ns: {n}" for t, n in over.items()))
     if paths:
         print("  the worst, net by net:")

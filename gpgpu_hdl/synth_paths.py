@@ -32,8 +32,8 @@ from pathlib import Path
 
 from .errors import GpgpuError
 
-__all__ = ["DELAYS", "TimingPath", "route_delay", "endpoint_arrivals", "endpoints_over",
-           "worst_paths"]
+__all__ = ["DELAYS", "TimingPath", "PathAnalysis", "route_delay", "endpoint_arrivals",
+           "endpoints_over", "worst_paths"]
 
 #: intrinsic delays in ns (ECP5, speed 6, rounded): a LUT4 input to its output; a CCU2C data
 #: input to its sum or to the carry out, the carry in to a sum or through the cell; a
@@ -71,8 +71,6 @@ class TimingPath:
     nets: tuple[tuple[str, float], ...]
 
 
-#: cells whose outputs start paths, with their clock-to-output delay
-_SEQUENTIAL_OUT = {"TRELLIS_FF": "ff_clk_q"}
 _PORT = re.compile(r"^([A-Z]+?)(\d*)$")
 _GENERATED = re.compile(r"_(LUT4|TRELLIS_FF|TRELLIS_DPR16X4|CCU2C|DP16KD|MULT18X18D|PFUMX)_")
 
@@ -171,8 +169,8 @@ class _Arrivals:
             side = port[2] if port.startswith("DO") else "A"
             registered = cell.get("parameters", {}).get(f"REGMODE_{side}") == "OUTREG"
             return [], DELAYS["bram_clk_q_reg" if registered else "bram_clk_q"]
-        if kind in _SEQUENTIAL_OUT:
-            return [], DELAYS[_SEQUENTIAL_OUT[kind]]
+        if kind == "TRELLIS_FF":
+            return [], DELAYS["ff_clk_q"]
         return [], 0.0                         # anything else starts a path
 
     def of(self, bit: int) -> float:
@@ -236,19 +234,64 @@ def _load(netlist: Path | str, top: str) -> dict:
     return module
 
 
+class PathAnalysis:
+    """One netlist read and its endpoints' arrivals worked out once, for :meth:`worst` and
+    :meth:`over` (the bench prints both; each reading of the 4-lane unit's netlist takes
+    about ten seconds)."""
+
+    def __init__(self, netlist: Path | str, top: str):
+        self._graph = _Graph(_load(netlist, top))
+        self._arrivals = _Arrivals(self._graph)
+        #: every endpoint as ``(cell, input bit, arrival in ns with setup)``, worst first
+        self.endpoints = sorted(_endpoints(self._graph, self._arrivals), key=lambda e: -e[2])
+
+    def over(self, thresholds: tuple[float, ...] = (10, 12, 14, 16, 18, 20)
+             ) -> dict[float, int]:
+        """How many endpoints arrive later than each threshold (ns)."""
+        return {th: sum(t > th for _, _, t in self.endpoints) for th in thresholds}
+
+    def worst(self, count: int = 20) -> list[TimingPath]:
+        """The ``count`` worst paths, one per pair of start and end register (see
+        :func:`worst_paths`), worst first."""
+        graph, arrivals = self._graph, self._arrivals
+        seen: set[tuple[str, str]] = set()
+        out: list[TimingPath] = []
+        for cell, bit, arrival in self.endpoints:
+            chain = [bit]
+            while arrivals.via.get(chain[-1]) is not None:
+                chain.append(arrivals.via[chain[-1]])
+            chain.reverse()
+            start = graph.name.get(chain[0], "?")
+            if cell == "<port>":
+                end = graph.name.get(bit, cell)
+            else:
+                q = graph.bit(cell, "Q")
+                end = cell if q is None else graph.name.get(q, cell)
+            key = (_base(start), _base(end))
+            if key in seen:
+                continue
+            seen.add(key)
+            kinds = [graph.cells[graph.driver[b][0]]["type"] for b in chain[1:]
+                     if b in graph.driver]
+            nets = tuple((graph.name.get(b, "?"), round(arrivals.at[b], 2)) for b in chain)
+            out.append(TimingPath(round(arrival, 2), start, end, kinds.count("LUT4"),
+                                  kinds.count("CCU2C"), nets))
+            if len(out) == count:
+                break
+        return out
+
+
 def endpoint_arrivals(netlist: Path | str, top: str) -> Iterator[tuple[str, int, float]]:
     """Every timing endpoint of ``top`` as ``(cell, input bit, arrival in ns with setup)``."""
     graph = _Graph(_load(netlist, top))
-    arrivals = _Arrivals(graph)
-    yield from _endpoints(graph, arrivals)
+    yield from _endpoints(graph, _Arrivals(graph))
 
 
 def endpoints_over(netlist: Path | str, top: str,
                    thresholds: tuple[float, ...] = (10, 12, 14, 16, 18, 20)) -> dict[float, int]:
     """How many endpoints of ``top`` arrive later than each threshold (ns): how much of the
     design a clock period leaves to cut, not only its worst path."""
-    times = [t for _, _, t in endpoint_arrivals(netlist, top)]
-    return {th: sum(t > th for t in times) for th in thresholds}
+    return PathAnalysis(netlist, top).over(thresholds)
 
 
 def _endpoints(graph: _Graph, arrivals: _Arrivals) -> Iterator[tuple[str, int, float]]:
@@ -276,28 +319,4 @@ def worst_paths(netlist: Path | str, top: str, count: int = 20) -> list[TimingPa
     """The ``count`` worst estimated paths of ``top``, one per pair of start and end register
     (a bus's bits are one register, and so are the copies of a register that differ only in a
     number: a wave slot's, a lane's), worst first."""
-    graph = _Graph(_load(netlist, top))
-    arrivals = _Arrivals(graph)
-    ends = sorted(_endpoints(graph, arrivals), key=lambda e: -e[2])
-    seen: set[tuple[str, str]] = set()
-    out: list[TimingPath] = []
-    for cell, bit, arrival in ends:
-        chain = [bit]
-        while arrivals.via.get(chain[-1]) is not None:
-            chain.append(arrivals.via[chain[-1]])
-        chain.reverse()
-        q = graph.bit(cell, "Q") if cell in graph.cells else None
-        start = graph.name.get(chain[0], "?")
-        end = graph.name.get(q, cell) if q is not None else cell
-        end = graph.name.get(bit, cell) if cell == "<port>" else end
-        key = (_base(start), _base(end))
-        if key in seen:
-            continue
-        seen.add(key)
-        kinds = [graph.cells[graph.driver[b][0]]["type"] for b in chain[1:] if b in graph.driver]
-        nets = tuple((graph.name.get(b, "?"), round(arrivals.at[b], 2)) for b in chain)
-        out.append(TimingPath(round(arrival, 2), start, end, kinds.count("LUT4"),
-                         kinds.count("CCU2C"), nets))
-        if len(out) == count:
-            break
-    return out
+    return PathAnalysis(netlist, top).worst(count)
