@@ -167,8 +167,14 @@ class WaveLauncher(wiring.Component):
         m.d.comb += prep
         n_init = len(init_values)
 
+        # the SGPR writes leave from a register (the init table's select is several LUT levels
+        # deep; the unit's write port and the file's copies follow): ``o_valid`` holds one
+        o_valid, o_reg, o_data = Signal(), Signal(7), Signal(64)
         m.d.comb += [self.active.eq(used.any()), self.sgpr.payload.slot.eq(slot),
-                     self.vgpr.payload.slot.eq(slot)]
+                     self.sgpr.valid.eq(o_valid), self.sgpr.payload.reg.eq(o_reg),
+                     self.sgpr.payload.data.eq(o_data), self.vgpr.payload.slot.eq(slot)]
+        with m.If(self.sgpr.ready):
+            m.d.sync += o_valid.eq(0)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += offer.ready.eq(fits & ~self.start)
@@ -206,20 +212,18 @@ class WaveLauncher(wiring.Component):
 
             with m.State("SGPR"):
                 m.d.comb += self.active.eq(1)
-                with m.Switch(init_i):
+                # the next value into the output register as it empties (or is taken)
+                with m.If(~o_valid | self.sgpr.ready), m.Switch(init_i):
                     for i, (en, value, restart) in enumerate(init_values):
                         with m.Case(i):
                             idx = Mux(restart, d.user_sgpr_count, init_idx)
-                            m.d.comb += [self.sgpr.valid.eq(en),
-                                         self.sgpr.payload.reg.eq(idx),
-                                         self.sgpr.payload.data.eq(value)]
-                            with m.If(~en | self.sgpr.ready):
-                                m.d.sync += [init_idx.eq(Mux(en, idx + 1, idx)),
-                                             init_i.eq(init_i + 1)]
-                                if i == n_init - 1:
-                                    m.d.sync += [lane.eq(0), vid.eq(0), lane_x.eq(wave_x0),
-                                                 lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
-                                    m.next = "IDS"
+                            m.d.sync += [o_valid.eq(en), o_reg.eq(idx), o_data.eq(value),
+                                         init_idx.eq(Mux(en, idx + 1, idx)),
+                                         init_i.eq(init_i + 1)]
+                            if i == n_init - 1:
+                                m.d.sync += [lane.eq(0), vid.eq(0), lane_x.eq(wave_x0),
+                                             lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
+                                m.next = "IDS"
 
             with m.State("IDS"):
                 # one lane a cycle into a pass of ids; the pass is written when it is full
@@ -270,10 +274,11 @@ class WaveLauncher(wiring.Component):
                 m.d.comb += [rem.eq(items - (wave << 6)), low.eq(rem[:6])]
                 exec_ = Mux(rem[6:] != 0, (1 << 64) - 1, Cat((low > i) for i in range(64)))
                 w = self.wave.payload
-                m.d.comb += [self.wave.valid.eq(1), w.slot.eq(slot), w.group.eq(grp),
+                # (once the last SGPR write has left)
+                m.d.comb += [self.wave.valid.eq(~o_valid), w.slot.eq(slot), w.group.eq(grp),
                              w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
-                with m.If(self.wave.ready):
+                with m.If(self.wave.ready & ~o_valid):
                     m.d.sync += [wave.eq(wave + 1),
                                  wave_offset.eq(wave_offset + d.scratch_wave_bytes),
                                  wave_x0.eq(lane_x), wave_y0.eq(lane_y),

@@ -130,9 +130,11 @@ _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, 
 def _retire_layout(slots: int) -> data.StructLayout:
     """What a unit hands the retire stage for an instruction it has finished. The
     instruction's PC, words and fall-through PC are the wave's (one instruction in flight per
-    wave), not carried: ``next_pc`` is a jump's target (``jump``)."""
+    wave), not carried: ``next_pc`` is a jump's target (``jump``), an offset from the code's
+    address, or an address (``jump_abs``: s_setpc's, s_swappc's; retire subtracts the code's
+    address, off the SGPR file's read path)."""
     return data.StructLayout({
-        "slot": range(slots), "jump": 1, "next_pc": 32, "end": 1, "barrier": 1,
+        "slot": range(slots), "jump": 1, "jump_abs": 1, "next_pc": 32, "end": 1, "barrier": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1, "mode_w": 1, "mode": 10,
         "hold": 1, "hold_n": 4,                                # s_waitcnt vmcnt(n)
@@ -196,8 +198,9 @@ class PipelinedComputeUnit(wiring.Component):
             banks.append((mem_.read_port(transparent_for=()), mem_.write_port()))
         # what a launch leaves in flight (after a trap) is dropped when the next one starts
         running = Signal()
+        finishing = Signal()      # the cycle after a launch's last (``done`` in the next)
         clear = Signal()
-        m.d.comb += clear.eq(self.start & ~running)
+        m.d.comb += clear.eq(self.start & ~self.busy)
 
         def cleared(name, block):
             m.submodules[name] = ResetInserter({"sync": clear})(block)
@@ -272,7 +275,7 @@ class PipelinedComputeUnit(wiring.Component):
         cnt = self.counters
         with m.If(running):
             m.d.sync += cnt.cycles.eq(cnt.cycles + 1)
-        m.d.comb += self.busy.eq(running)
+        m.d.comb += self.busy.eq(running | finishing)
         m.d.sync += [self.done.eq(0), self.commit.eq(0)]
 
         trap_now = Signal()
@@ -298,14 +301,14 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += live_any.eq(Cat(w_live).any())
         free = Signal(W)
         m.d.comb += [free.eq(~Cat(w_live)), launcher.free.eq(free)]
-        m.d.comb += launcher.start.eq(self.start & ~running)
+        m.d.comb += launcher.start.eq(self.start & ~self.busy)
         if not self._shared_grid:
-            m.d.comb += [walker.start.eq(self.start & ~running), walker.stop.eq(stopping)]
+            m.d.comb += [walker.start.eq(self.start & ~self.busy), walker.stop.eq(stopping)]
 
         # --- launch: load the code, then the waves ---------------------------------------
         loading = Signal()
         load_k, load_n = Signal(16), Signal(16)
-        with m.If(self.start & ~running):
+        with m.If(self.start & ~self.busy):
             m.d.sync += [running.eq(1), loading.eq(1), stopping.eq(0), cnt.eq(0), trap.eq(0),
                          load_k.eq(0), load_n.eq(0)]
             m.d.sync += [w_live[i].eq(0) for i in range(W)]
@@ -353,22 +356,21 @@ class PipelinedComputeUnit(wiring.Component):
 
         def rotating_pick(ready, name):
             """A wave of ``ready`` (W bits) picked with rotating priority: the lowest ready
-            wave at or after the turn, else the lowest; one-hot, each bit from an OR of the
-            bits below it (a tree, not a chain). Returns the pick, whether there is one, and
-            the statements that move the turn past the pick (for the cycle it is taken)."""
+            wave at or after the turn, else the lowest; one-hot. The two searches are one: the
+            lowest set bit of ``ready & turn`` above ``ready`` (2W bits), isolated on the carry
+            chain (``x & -x``; ``x ^ (x - 1)`` marks it and the bits below it), not through a
+            chain of LUTs. Returns the pick, whether there is one, and the statements that move
+            the turn past the pick (for the cycle it is taken)."""
             turn = Signal(W, init=(1 << W) - 1, name=f"{name}_turn")   # waves at or after
-            ahead = Signal(W, name=f"{name}_ahead")
-            first_ahead, first = Signal(W, name=f"{name}_first_ahead"), Signal(
-                W, name=f"{name}_first")
+            both = Signal(2 * W, name=f"{name}_both")
+            low, upto = Signal(2 * W, name=f"{name}_low"), Signal(2 * W, name=f"{name}_upto")
             pick, ok = Signal(W, name=f"{name}_pick"), Signal(name=f"{name}_ok")
-
-            def lowest(x):
-                return Cat(x[i] & ~x[:i].any() if i else x[0] for i in range(W))
-            m.d.comb += [ahead.eq(ready & turn),
-                         first_ahead.eq(lowest(ahead)), first.eq(lowest(ready)),
-                         pick.eq(Mux(ahead.any(), first_ahead, first)), ok.eq(ready.any())]
-            # the next turn: the waves after the pick
-            after = Cat(pick[:i].any() for i in range(W))
+            m.d.comb += [both.eq(Cat(ready & turn, ready)),
+                         low.eq(both & (~both + 1)), upto.eq(both ^ (both - 1)),
+                         pick.eq(low[:W] | low[W:]), ok.eq(ready.any())]
+            # the next turn: the waves after the pick (``upto``'s low half is all ones when the
+            # pick is in the high half, whose first bit then is set)
+            after = ~Mux(upto[W], upto[W:], upto[:W])
             return pick, ok, [turn.eq(after)]
 
         def onehot(sel, values):
@@ -568,20 +570,24 @@ class PipelinedComputeUnit(wiring.Component):
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
                      lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
-        # an idle cycle's cause: the first that holds for some wave (CountersLayout)
-        with m.If(running), m.If(~i_take):
-            m.d.sync += cnt.idle.eq(cnt.idle + 1)
-            live = Cat(w_live)
-            with m.If(no_room.any()):
-                m.d.sync += cnt.stall_unit.eq(cnt.stall_unit + 1)
-            with m.Elif(held_mem.any()):
-                m.d.sync += cnt.stall_memory.eq(cnt.stall_memory + 1)
-            with m.Elif((live & Cat(w_busy)).any()):
-                m.d.sync += cnt.stall_busy.eq(cnt.stall_busy + 1)
-            with m.Elif((live & Cat(w_bar)).any()):
-                m.d.sync += cnt.stall_barrier.eq(cnt.stall_barrier + 1)
-            with m.Elif(live.any()):
-                m.d.sync += cnt.stall_fetch.eq(cnt.stall_fetch + 1)
+        # an idle cycle's cause: the first that holds for some wave (CountersLayout), one-hot.
+        # Registered, and counted in the cycle after if nothing was issued (``i0_valid`` is
+        # ``i_take`` registered): the pick's paths end at ``i0_valid``, not at the counters'
+        # adders; ``done`` waits that cycle
+        live = Cat(w_live)
+        causes = {"stall_unit": no_room.any(), "stall_memory": held_mem.any(),
+                  "stall_busy": (live & Cat(w_busy)).any(),
+                  "stall_barrier": (live & Cat(w_bar)).any(), "stall_fetch": live.any()}
+        idle_q = Signal(data.StructLayout({"idle": 1, **{c: 1 for c in causes}}))
+        m.d.sync += idle_q.eq(0)
+        with m.If(running):
+            m.d.sync += idle_q.idle.eq(1)
+            for k, (c, cond) in enumerate(causes.items()):
+                with (m.Elif if k else m.If)(cond):
+                    m.d.sync += getattr(idle_q, c).eq(1)
+        for c in ("idle", *causes):
+            with m.If(getattr(idle_q, c) & ~i0_valid):
+                m.d.sync += getattr(cnt, c).eq(getattr(cnt, c) + 1)
         # stage I0: the picked wave's instruction (a trap if its PC is outside the code)
         i0_slot = Signal(range(W))
         i0_range = Signal()
@@ -683,8 +689,8 @@ class PipelinedComputeUnit(wiring.Component):
         # completions that retire with no further work (control operations)
         spec_q, spec_rec, spec_out = narrow(
             "spec_queue", retire_layout,
-            ("slot", "jump", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide", "sw_data",
-             "mode_w", "mode", "hold", "hold_n"), W + 1)
+            ("slot", "jump", "jump_abs", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide",
+             "sw_data", "mode_w", "mode", "hold", "hold_n"), W + 1)
         base_rec = [spec_rec.slot.eq(s3)]
 
         # SALU: control word and operands into the ALU's input registers
@@ -878,11 +884,11 @@ class PipelinedComputeUnit(wiring.Component):
                     m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
                                  spec_rec.sw_wide.eq(1), spec_rec.sw_data.eq(act3.pc_abs)]
                     with m.If(ctl.spec == Spec.SWAPPC):
-                        m.d.comb += [spec_rec.jump.eq(1),
-                                     spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
+                        m.d.comb += [spec_rec.jump.eq(1), spec_rec.jump_abs.eq(1),
+                                     spec_rec.next_pc.eq(sv[0][:32])]
                 with m.Case(Spec.SETPC):
-                    m.d.comb += [spec_rec.jump.eq(1),
-                                 spec_rec.next_pc.eq(sv[0][:32] - d.code_address)]
+                    m.d.comb += [spec_rec.jump.eq(1), spec_rec.jump_abs.eq(1),
+                                 spec_rec.next_pc.eq(sv[0][:32])]
                 with m.Case(Spec.GETREG):
                     m.d.comb += [spec_rec.sw.eq(1), spec_rec.sw_code.eq(ops.sdst),
                                  spec_rec.sw_data.eq((i3.mode >> hw_off) & hw_mask)]
@@ -1073,7 +1079,9 @@ class PipelinedComputeUnit(wiring.Component):
         rs = rec.slot
         code = rec.sw_code
         next_pc = Signal(32)
-        m.d.comb += next_pc.eq(Mux(rec.jump, rec.next_pc, w_next[rs]))
+        m.d.comb += next_pc.eq(Mux(rec.jump,
+                                   rec.next_pc - Mux(rec.jump_abs, d.code_address, 0),
+                                   w_next[rs]))
         sg_w = sgprs.write
         retire_sw = Signal()
         m.d.comb += retire_sw.eq(retire_now & to_file)
@@ -1193,8 +1201,12 @@ class PipelinedComputeUnit(wiring.Component):
         drained = Signal()
         m.d.comb += drained.eq(~sm.issuing & ~sm.writing & ~sm_tags.r_rdy & ~loading &
                                ~lsu.busy)
+        # ``done`` comes a cycle after the last (``finishing``): the counters take its idle cause
+        m.d.sync += finishing.eq(0)
+        with m.If(finishing):
+            m.d.sync += self.done.eq(1)
         with m.If(running & (finished | (stopping & drained))):
-            m.d.sync += [running.eq(0), self.done.eq(1), stopping.eq(0)]
+            m.d.sync += [running.eq(0), finishing.eq(1), stopping.eq(0)]
             m.d.sync += [w_live[i].eq(0) for i in range(W)]
 
         # --- what the previous launch left in flight -------------------------------------

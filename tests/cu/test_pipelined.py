@@ -42,6 +42,13 @@ PROGRAM = """
     v_cndmask_b32 v8, v1, v2, s[10:11]
     v_ashr_i64 v[10:11], v[6:7], 33
     s_getpc_b64 s[12:13]
+    s_add_u32 s12, s12, 16
+    s_addc_u32 s13, s13, 0
+    s_swappc_b64 s[14:15], s[12:13]
+    s_branch .Lback
+    v_mov_b32 v9, 7
+    s_setpc_b64 s[14:15]
+.Lback:
     s_barrier
     v_mad_u32_u24 v12, v0, v3, v2
     s_cbranch_vccz .Lend
