@@ -136,7 +136,10 @@ def _retire_layout(slots: int) -> data.StructLayout:
     return data.StructLayout({
         "slot": range(slots), "jump": 1, "jump_abs": 1, "next_pc": 32, "end": 1, "barrier": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
-        "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1, "mode_w": 1, "mode": 10,
+        "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1,
+        # s_setreg: the MODE bits it writes (``mode``), from ``sw_data`` shifted left by
+        # ``mode_shift`` (retire shifts: the value is an SGPR's, read just before)
+        "mode_w": 1, "mode": 10, "mode_shift": 5,
         "hold": 1, "hold_n": 4,                                # s_waitcnt vmcnt(n)
         **_TRACE_FIELDS})
 
@@ -690,7 +693,7 @@ class PipelinedComputeUnit(wiring.Component):
         spec_q, spec_rec, spec_out = narrow(
             "spec_queue", retire_layout,
             ("slot", "jump", "jump_abs", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide",
-             "sw_data", "mode_w", "mode", "hold", "hold_n"), W + 1)
+             "sw_data", "mode_w", "mode", "mode_shift", "hold", "hold_n"), W + 1)
         base_rec = [spec_rec.slot.eq(s3)]
 
         # SALU: control word and operands into the ALU's input registers
@@ -895,9 +898,8 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.Case(Spec.SETREG):
                     fld = (hw_mask << hw_off)[:10]
                     setv = Mux(ops.setreg_imm, literal, sv[0][:32])
-                    m.d.comb += [spec_rec.mode_w.eq(1),
-                                 spec_rec.mode.eq((i3.mode & ~fld) |
-                                                  ((setv << hw_off)[:10] & fld))]
+                    m.d.comb += [spec_rec.mode_w.eq(1), spec_rec.mode.eq(fld),
+                                 spec_rec.mode_shift.eq(hw_off), spec_rec.sw_data.eq(setv)]
                 with m.Case(Spec.MOVRELS, Spec.MOVRELD):
                     # s_movrels: S0's register + M0, read in stage 1; s_movreld: the
                     # destination's (stage 2 checks the range)
@@ -1114,7 +1116,8 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(rec.scc_w):
             m.d.comb += scc_after.eq(rec.scc)
         with m.If(rec.mode_w):
-            m.d.comb += mode_after.eq(rec.mode)
+            m.d.comb += mode_after.eq((w_mode[rs] & ~rec.mode) |
+                                      ((rec.sw_data[:32] << rec.mode_shift)[:10] & rec.mode))
         release = launcher.release
         # the workgroup counts' new values (live waves, waves at the barrier)
         g_live_w, g_arrived_w = Signal(), Signal()

@@ -23,7 +23,8 @@ from gpgpu_hdl.toolchain import assemble_kernel
 from tests.asm_kernels import ARG0_BUFFER, FAR, check_far_trap, run_asm
 from tests.cu.unit_sim import run_launch, simulated_device
 
-#: a kernel of scalar loads, scalar and vector integer work, EXEC masking and branches
+#: a kernel of scalar loads, scalar and vector integer work, EXEC masking, branches, a call
+#: (s_swappc/s_setpc) and MODE written and read (s_setreg/s_getreg)
 PROGRAM = """
     s_load_dwordx2 s[4:5], s[0:1], 0x0
     s_waitcnt lgkmcnt(0)
@@ -49,6 +50,11 @@ PROGRAM = """
     v_mov_b32 v9, 7
     s_setpc_b64 s[14:15]
 .Lback:
+    s_movk_i32 s16, 0x2d
+    s_setreg_b32 hwreg(HW_REG_MODE, 4, 4), s16
+    s_getreg_b32 s17, hwreg(HW_REG_MODE, 0, 10)
+    s_setreg_imm32_b32 hwreg(HW_REG_MODE, 5, 2), 0xf6
+    s_getreg_b32 s18, hwreg(HW_REG_MODE, 2, 8)
     s_barrier
     v_mad_u32_u24 v12, v0, v3, v2
     s_cbranch_vccz .Lend
