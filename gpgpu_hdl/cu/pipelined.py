@@ -304,14 +304,14 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += live_any.eq(Cat(w_live).any())
         free = Signal(W)
         m.d.comb += [free.eq(~Cat(w_live)), launcher.free.eq(free)]
-        m.d.comb += launcher.start.eq(self.start & ~self.busy)
+        m.d.comb += launcher.start.eq(clear)
         if not self._shared_grid:
-            m.d.comb += [walker.start.eq(self.start & ~self.busy), walker.stop.eq(stopping)]
+            m.d.comb += [walker.start.eq(clear), walker.stop.eq(stopping)]
 
         # --- launch: load the code, then the waves ---------------------------------------
         loading = Signal()
         load_k, load_n = Signal(16), Signal(16)
-        with m.If(self.start & ~self.busy):
+        with m.If(clear):
             m.d.sync += [running.eq(1), loading.eq(1), stopping.eq(0), cnt.eq(0), trap.eq(0),
                          load_k.eq(0), load_n.eq(0)]
             m.d.sync += [w_live[i].eq(0) for i in range(W)]
