@@ -13,7 +13,9 @@ Stages, each a few LUT levels deep:
 * **decode**: the table's :class:`~gpgpu_hdl.cu.decode.Decoder` on a registered word, into the
   wave's instruction buffer (the decoded control word, the words, the size);
 * **issue**: rotating priority among waves with a decoded instruction, none in flight (one
-  instruction in flight per wave: no forwarding, no register scoreboard), not at a barrier,
+  instruction in flight per wave: no forwarding, no register scoreboard; but a fast vector
+  instruction may follow one in flight that changes neither EXEC nor a scalar register it
+  reads, nor writes a VGPR it reads: the vector unit keeps their order), not at a barrier,
   and room in the unit the instruction goes to;
 * **operands**: the SGPR file (:class:`~gpgpu_hdl.cu.sgpr_file.SgprFile`, two read ports, a
   64-bit pair per access) read in the issue stage's shadow, then inline constants, the literal
@@ -102,10 +104,11 @@ _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCC
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
 _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: Queues are written without looking at their ``w_rdy``: issue counts what each may hold (one
-#: instruction in flight per wave: never more than the wave slots; the units' input queues by
-#: credits). A ``SyncFIFOBuffered`` of depth ``n + 1`` takes ``n`` writes back to back (with
-#: depth ``n`` it refuses a write in the cycle after one, while the entry moves to its output
-#: register). The vector and buffer units' input queues:
+#: instruction in flight per wave, two fast vector ones: never more than the wave slots, or
+#: twice that for the fast vector unit's; the units' input queues by credits). A
+#: ``SyncFIFOBuffered`` of depth ``n + 1`` takes ``n`` writes back to back (with depth ``n`` it
+#: refuses a write in the cycle after one, while the entry moves to its output register). The
+#: vector and buffer units' input queues:
 _VALU_QUEUE = 4
 _BUF_QUEUE = 2
 _SLOW_QUEUE = 1
@@ -129,12 +132,15 @@ _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, 
 
 def _retire_layout(slots: int) -> data.StructLayout:
     """What a unit hands the retire stage for an instruction it has finished. The
-    instruction's PC, words and fall-through PC are the wave's (one instruction in flight per
-    wave), not carried: ``next_pc`` is a jump's target (``jump``), an offset from the code's
-    address, or an address (``jump_abs``: s_setpc's, s_swappc's; retire subtracts the code's
-    address, off the SGPR file's read path)."""
+    instruction's PC is the wave's (``w_pc``: its oldest in flight), its words and
+    fall-through PC are the wave's too (its last issued, the one in flight) but for the fast
+    vector unit's (two may be in flight: ``step``, the next PC is the PC plus 4 or 8 bytes,
+    ``long``; the words are carried for the trace): ``next_pc`` is a jump's target (``jump``),
+    an offset from the code's address, or an address (``jump_abs``: s_setpc's, s_swappc's;
+    retire subtracts the code's address, off the SGPR file's read path)."""
     return data.StructLayout({
         "slot": range(slots), "jump": 1, "jump_abs": 1, "next_pc": 32, "end": 1, "barrier": 1,
+        "step": 1, "long": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1,
         # s_setreg: the MODE bits it writes (``mode``), from ``sw_data`` shifted left by
@@ -145,7 +151,7 @@ def _retire_layout(slots: int) -> data.StructLayout:
 
 
 #: the retire record's fields that only the commit trace reads
-_TRACE_FIELDS = {"smem": 1, "s_count": 5, "v_count": 3, "v_reg": 8, "v_late": 1}
+_TRACE_FIELDS = {"smem": 1, "s_count": 5, "v_count": 3, "v_reg": 8, "v_late": 1, "t_inst": 64}
 
 
 class PipelinedComputeUnit(wiring.Component):
@@ -249,11 +255,21 @@ class PipelinedComputeUnit(wiring.Component):
         # fetch: the next instruction's PC when it is known (``w_fpc_ok``: the instruction in
         # flight, if any, falls through), a fetch under way, the buffer holding it
         w_fpc, w_fpc_ok = warr("w_fpc", 32), warr("w_fpc_ok", 1)
-        w_fetching, w_buf, w_busy = warr("w_fetching", 1), warr("w_buf", 1), warr("w_busy", 1)
+        w_fetching, w_buf = warr("w_fetching", 1), warr("w_buf", 1)
+        # the wave's PC: its oldest instruction in flight's, or its next's
         w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
-        # the instruction in flight (one per wave): its words (for a trap and the trace) and
-        # the PC after it unless it jumps; the retire stage takes them from here, so that the
-        # units' queues do not carry them
+        # instructions in flight: one, or two fast vector instructions (``w_chain``: the one in
+        # flight lets a fast one follow it; ``w_fsw``: the wave's instructions in flight write
+        # a lane mask into the scalar register pair ``w_fcode``, the last one that does; the
+        # last issued writes VGPR ``w_vd`` (``w_vw``), and ``w_vd + 1`` (``w_vwide``): which
+        # VGPRs the next must not read, ``w_vd - 1`` for a 64-bit source's; decode compares)
+        w_flight, w_chain = warr("w_flight", range(3)), warr("w_chain", 1)
+        w_fsw, w_fcode = warr("w_fsw", 1), warr("w_fcode", 7)
+        w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
+        w_vd, w_vd1, w_vdm1 = warr("w_vd", 8), warr("w_vd1", 8), warr("w_vdm1", 8)
+        # the instruction issued last: its words (for a trap and the trace) and the PC after
+        # it unless it jumps; the retire stage takes them from here, so that the units'
+        # queues do not carry them (but for the fast vector unit's, which carry their size)
         w_inst, w_next = warr("w_inst", 64), warr("w_next", 32)
         w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
         w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
@@ -262,6 +278,11 @@ class PipelinedComputeUnit(wiring.Component):
         b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
         b_fmt, b_next = warr("b_fmt", 4), warr("b_next", 32)
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
+        b_long = warr("b_long", 1)           # 8 bytes long
+        # a fast vector instruction that may follow the wave's last one in flight: stage 3
+        # cannot trap it and it reads no register that one writes (compared after decode),
+        # and which scalars it reads: the SGPR file's ports 0 and 1
+        b_chain, b_sread = warr("b_chain", 1), warr("b_sread", 2)
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
         # its operand codes, and the SGPR file's three read addresses for it (``b_rel``: M0 is
@@ -349,7 +370,7 @@ class PipelinedComputeUnit(wiring.Component):
                      launching.eq(launcher.wave.valid & ~r1_valid)]
         with m.If(launching):
             s = lw.slot
-            m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_busy[s].eq(0), w_buf[s].eq(0),
+            m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_buf[s].eq(0),
                          w_fetching[s].eq(0), w_fpc_ok[s].eq(1), w_hold[s].eq(0),
                          w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave)]
             with m.If(lw.first):
@@ -413,7 +434,7 @@ class PipelinedComputeUnit(wiring.Component):
                 for i in range(W):
                     with m.If(f0_sel[i]):
                         m.d.sync += [w_buf[i].eq(1), b_range[i].eq(1), b_kind[i].eq(0),
-                                     w_fetching[i].eq(0)]
+                                     b_chain[i].eq(0), w_fetching[i].eq(0)]
             with m.Else():
                 dw = f0_pc[2:]
                 m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
@@ -469,6 +490,7 @@ class PipelinedComputeUnit(wiring.Component):
         e_size8 = e.size64 | e_fields.has_lit | e_fields.setreg_imm
         # the SGPR file's reads: the scalar operands' registers
         port_code = [Signal(9, name=f"port_code{p}") for p in range(3)]
+        e_sread = Signal(2)             # a vector instruction reads the scalar on port 0, 1
         e_rel = Signal()
         ctl1 = e.ctl
         with m.Switch(ctl1.unit):
@@ -487,8 +509,9 @@ class PipelinedComputeUnit(wiring.Component):
                     code = e_fields.src[s]
                     is_sreg = (code <= _VCC_LO + 1) | (code == _VCCZ)     # in the SGPR file
                     with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
-                        m.d.comb += port_code[0].eq(code)
-                m.d.comb += port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, e_fields.cin))
+                        m.d.comb += [port_code[0].eq(code), e_sread[0].eq(1)]
+                m.d.comb += [port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, e_fields.cin)),
+                             e_sread[1].eq(ctl1.cin | ctl1.fpu)]
             with m.Default():
                 m.d.comb += [port_code[0].eq(e_fields.src[0]), port_code[1].eq(e_fields.src[1])]
                 with m.If((ctl1.unit == XUnit.SPEC) & (ctl1.spec == Spec.MOVRELS)):
@@ -501,12 +524,47 @@ class PipelinedComputeUnit(wiring.Component):
         e_port = Signal(_PORTS)
         for p in range(3):
             m.d.comb += e_port[p].eq(Mux(port_code[p] == _VCCZ, VCC, port_code[p][:7]))
+        # what lets a fast vector instruction follow its wave's last one while that one is in
+        # flight (issue checks that one lets it): stage 3 cannot trap it (no M0-relative move,
+        # its destination in range: ``_action``), it reads neither the VGPRs that one writes
+        # nor (port 0: its scalar source, port 1: its carry/select mask) the scalar pair the
+        # wave's instructions in flight write their lane masks to. That one was issued before
+        # this one was fetched, so its registers are known; they are compared in the cycle
+        # after E, from the instruction buffer (``b_chain`` is 0 until then).
+        e_vrel = (e.ctl.unit == XUnit.VSPEC) & ((e.ctl.spec == Spec.V_MOVRELS) |
+                                                (e.ctl.spec == Spec.V_MOVRELD) |
+                                                (e.ctl.spec == Spec.V_MOVRELSD))
+        e2_valid, e2_sel = Signal(), Signal(W)
+        e2_may = Signal()               # fast, cannot trap in stage 3
+        m.d.sync += [e2_valid.eq(e.valid), e2_sel.eq(Cat(e.slot == i for i in range(W))),
+                     e2_may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
+                               (e.ctl.vopc | (e_fields.vdst < NV)))]
+        vd, vd1, vdm1, fcode = (onehot(e2_sel, arr) for arr in (w_vd, w_vd1, w_vdm1, w_fcode))
+        vw, vwide, fsw = (onehot(e2_sel, arr) for arr in (w_vw, w_vwide, w_fsw))
+        e2_ctl = data.View(DecodedLayout, onehot(e2_sel, b_ctl))
+        e2_src = data.View(OPERANDS, onehot(e2_sel, b_ops)).src
+        e2_port = data.View(_PORTS, onehot(e2_sel, b_port))
+        e2_sread = onehot(e2_sel, b_sread)
+        e2_vreads = Signal(3)
+        for k in range(3):
+            r = e2_src[k][:8]
+            is_v = e2_ctl.has_src[k] & e2_src[k][8] & (~e2_ctl.cin if k == 2 else 1)
+            m.d.comb += e2_vreads[k].eq(is_v & ((r == vd) | (vwide & (r == vd1)) |
+                                                (e2_ctl.src64[k] & (r == vdm1))))
+        e2_clash = Signal()
+        m.d.comb += e2_clash.eq(fsw & Cat(e2_sread[p] & (e2_port[p][1:] == fcode[1:])
+                                          for p in range(2)).any())
+        with m.If(e2_valid):
+            for i in range(W):
+                with m.If(e2_sel[i]):
+                    m.d.sync += b_chain[i].eq(e2_may & ~e2_clash & ~(vw & e2_vreads.any()))
         with m.If(e.valid):
             m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
                          b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
                          b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
                          b_port[e.slot].eq(e_port), b_rel[e.slot].eq(e_rel),
-                         b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)),
+                         b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
+                         b_chain[e.slot].eq(0), b_sread[e.slot].eq(e_sread),
                          b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
                          w_fetching[e.slot].eq(0)]
 
@@ -539,16 +597,25 @@ class PipelinedComputeUnit(wiring.Component):
                      full.slow.eq(used_up(slow_credit, i0_kind.slow)),
                      full.buf.eq(used_up(buf_credit, i0_kind.buf)),
                      full.lds.eq(used_up(lds_credit, i0_kind.lds))]
+        # the waves picked one and two cycles before: their buffers (and counts of
+        # instructions in flight) are not up to date until then
+        i1_sel = Signal(W)
+        m.d.sync += i1_sel.eq(Mux(i0_valid, i0_sel, 0))
         for i in range(W):
             # s_waitcnt vmcnt(n) holds the wave until at most n buffer instructions are out;
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
             ending = b_kind[i].end & (w_vmcnt[i] != 0)
-            decoded = w_live[i] & w_buf[i] & ~w_busy[i] & ~w_bar[i]
+            # a fast vector instruction may follow one in flight that lets it, when it reads
+            # neither the scalar pair that one writes (its lane mask, written at retirement)
+            # nor its VGPR result (the vector unit runs them in order but does not wait for a
+            # write): ``b_chain``
+            follows = (w_flight[i] == 1) & w_chain[i] & b_chain[i]
+            decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
             room = (Value.cast(b_kind[i]) & Value.cast(full)) == 0
-            candidate = base_q[i] & ~(i0_valid & i0_sel[i])
+            candidate = base_q[i] & ~(i0_valid & i0_sel[i]) & ~i1_sel[i]
             m.d.comb += [i_ready[i].eq(candidate & room), no_room[i].eq(candidate & ~room)]
         held_mem = held_q
         i_pick, i_ok, i_turn = rotating_pick(i_ready, "issue")
@@ -560,9 +627,6 @@ class PipelinedComputeUnit(wiring.Component):
             # stage I0, and ``full`` counts the one taken there meanwhile)
             m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(onehot(i_pick, b_kind)),
                          *i_turn]
-            for i in range(W):
-                with m.If(i_pick[i]):
-                    m.d.sync += w_busy[i].eq(1)
         issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [issue_valu.eq(i0_valid & i0_kind.fast),
                      issue_slow.eq(i0_valid & i0_kind.slow),
@@ -579,7 +643,7 @@ class PipelinedComputeUnit(wiring.Component):
         # adders; ``done`` waits that cycle
         live = Cat(w_live)
         causes = {"stall_unit": no_room.any(), "stall_memory": held_mem.any(),
-                  "stall_busy": (live & Cat(w_busy)).any(),
+                  "stall_busy": (live & Cat(f != 0 for f in w_flight)).any(),
                   "stall_barrier": (live & Cat(w_bar)).any(), "stall_fetch": live.any()}
         idle_q = Signal(data.StructLayout({"idle": 1, **{c: 1 for c in causes}}))
         m.d.sync += idle_q.eq(0)
@@ -603,11 +667,11 @@ class PipelinedComputeUnit(wiring.Component):
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
-                                       "ops": OPERANDS, "port": _PORTS, "rel": 1}))
+                                       "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
-                         ("ops", b_ops), ("port", b_port), ("rel", b_rel)))]
+                         ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long)))]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
                 m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
@@ -622,8 +686,9 @@ class PipelinedComputeUnit(wiring.Component):
             if p == 0:
                 reg = Mux(i1.rel, i1.port[0] + w_m0[i1.slot][:7], reg)
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot), sgprs.read[p].reg.eq(reg)]
-        # stage 2, while the file reads: the wave's state (the instruction's own: it is the
-        # wave's one in flight) and where each scalar operand's value comes from
+        # stage 2, while the file reads: the wave's state (the instruction's own: an
+        # instruction in flight before it changes none of it) and where each scalar operand's
+        # value comes from
         i2 = Signal.like(i1)
         m.d.sync += i2.eq(i1)
         s2 = i2.slot
@@ -731,11 +796,14 @@ class PipelinedComputeUnit(wiring.Component):
                          src.reg.eq(v_src0[:8] if s == 0 else ops.src[s][:8]),
                          src.value.eq(vv[s])]
         # (the destination and the dword count for the trace: v_reg and v_count)
+        # (two in flight per wave at most: the queues hold 2W)
         valu_tag_layout = data.StructLayout({
-            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "v_reg": 8, "v_count": 2})
+            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "long": 1,
+            "v_reg": 8, "v_count": 2, "t_inst": 64})
         valu_tags, valu_tag_in, valu_tag = narrow("valu_tags", valu_tag_layout,
-                                                  valu_tag_layout.members, W + 1)
+                                                  valu_tag_layout.members, 2 * W + 1)
         m.d.comb += [valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
+                     valu_tag_in.long.eq(i3.long), valu_tag_in.t_inst.eq(i3.inst),
                      valu_tag_in.flags.eq(ctl.vopc | ctl.vop3b), valu_tag_in.cmpx.eq(ctl.cmpx),
                      valu_tag_in.v_reg.eq(v_dst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
@@ -908,11 +976,11 @@ class PipelinedComputeUnit(wiring.Component):
                                                          act3.s_index, ops.sdst)),
                                  spec_rec.sw_data.eq(sv[0])]
 
-        def completions(name, tags, done, keep, derive=()):
+        def completions(name, tags, done, keep, derive=(), depth=W + 1):
             """A unit's completed instructions on their way to retirement: the queue (of the
             record's fields ``keep``, see :func:`narrow`), the record to fill in and the record
             read. The unit's tag FIFO ``tags`` is popped as ``done`` pushes the record."""
-            queue, record, out = narrow(name, retire_layout, keep, W + 1, derive=derive)
+            queue, record, out = narrow(name, retire_layout, keep, depth, derive=derive)
             m.d.comb += [queue.w_en.eq(done), tags.r_en.eq(done)]
             return queue, record, out
 
@@ -933,9 +1001,11 @@ class PipelinedComputeUnit(wiring.Component):
         # --- VALU results: the lane mask (also EXEC's, for v_cmpx) ---------------------------
         valu_dq, valu_rec, valu_out = completions(
             "valu_done_queue", valu_tags, valu.done.valid,
-            ("slot", "sw", "sw_code", "sw_data", "exec_w", "v_count", "v_reg"),
-            derive={"sw_wide": 1, "exec": "sw_data"})
-        m.d.comb += [valu_rec.slot.eq(valu_tag.slot),
+            ("slot", "sw", "sw_code", "sw_data", "exec_w", "long", "v_count", "v_reg",
+             "t_inst"),
+            derive={"sw_wide": 1, "exec": "sw_data", "step": 1}, depth=2 * W + 1)
+        m.d.comb += [valu_rec.slot.eq(valu_tag.slot), valu_rec.long.eq(valu_tag.long),
+                     valu_rec.t_inst.eq(valu_tag.t_inst),
                      valu_rec.sw.eq(valu_tag.flags), valu_rec.sw_code.eq(valu_tag.mask_dst),
                      valu_rec.sw_data.eq(valu.done.payload.flags),
                      valu_rec.exec_w.eq(valu_tag.cmpx),
@@ -1083,7 +1153,7 @@ class PipelinedComputeUnit(wiring.Component):
         next_pc = Signal(32)
         m.d.comb += next_pc.eq(Mux(rec.jump,
                                    rec.next_pc - Mux(rec.jump_abs, d.code_address, 0),
-                                   w_next[rs]))
+                                   Mux(rec.step, w_pc[rs] + Mux(rec.long, 8, 4), w_next[rs])))
         sg_w = sgprs.write
         retire_sw = Signal()
         m.d.comb += retire_sw.eq(retire_now & to_file)
@@ -1123,7 +1193,7 @@ class PipelinedComputeUnit(wiring.Component):
         g_live_w, g_arrived_w = Signal(), Signal()
         g_live_new, g_arrived_new = Signal(6), Signal(6)
         with m.If(retire_now):
-            m.d.sync += [w_busy[rs].eq(0), cnt.instructions.eq(cnt.instructions + 1),
+            m.d.sync += [cnt.instructions.eq(cnt.instructions + 1),
                          self.commit.eq(1)]
             with m.If(~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs]):
                 m.d.sync += w_fpc_ok[rs].eq(1)
@@ -1160,6 +1230,27 @@ class PipelinedComputeUnit(wiring.Component):
                          w_m0[ws].eq(Mux(launching, 0, m0_after)),
                          w_scc[ws].eq(Mux(launching, 0, scc_after)),
                          w_mode[ws].eq(Mux(launching, d.mode, mode_after))]
+        # instructions in flight: one more as a wave's is in stage I0 (issue masks the wave
+        # until its count is), one less as it retires; what the one in flight lets follow it
+        for i in range(W):
+            inc = i0_valid & i0_sel[i]
+            dec = retire_now & (rs == i)
+            alone = (w_flight[i] == 0) | (dec & (w_flight[i] == 1))
+            masks = b_ctl[i].vopc | b_ctl[i].vop3b
+            exec_w = b_ctl[i].cmpx | (masks & (b_ops[i].mask_dst[1:] == _EXEC_LO >> 1))
+            lets = b_kind[i].fast & ~exec_w
+            with m.If(launching & (lw.slot == i)):
+                m.d.sync += w_flight[i].eq(0)
+            with m.Elif(inc | dec):
+                m.d.sync += w_flight[i].eq(w_flight[i] + inc - dec)
+            with m.If(inc):
+                vd = b_ops[i].vdst[:8]
+                m.d.sync += [w_chain[i].eq(lets & (alone | w_chain[i])),
+                             w_fsw[i].eq(masks | (~alone & w_fsw[i])),
+                             w_vw[i].eq(~b_ctl[i].vopc), w_vwide[i].eq(b_ctl[i].dst_dw == 2),
+                             w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
+                with m.If(masks):
+                    m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])
         # after a jump (nothing fetched meanwhile) the next fetch is from its target
         with m.If(launching | (retire_now & ~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs])):
             m.d.sync += w_fpc[ws].eq(Mux(launching, 0, next_pc))
@@ -1216,7 +1307,8 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(clear):
             m.d.sync += [f0_valid.eq(0), f1_valid.eq(0), d_valid.eq(0), d2.valid.eq(0),
                          e.valid.eq(0),
-                         i0_valid.eq(0), r1_valid.eq(0), t_pending.eq(0), base_q.eq(0),
+                         i0_valid.eq(0), i1_sel.eq(0), r1_valid.eq(0), t_pending.eq(0),
+                         base_q.eq(0),
                          held_q.eq(0),
                          i1.valid.eq(0), i2.valid.eq(0),
                          i3.valid.eq(0), smem_busy.eq(0), valu_credit.eq(_VALU_QUEUE),
@@ -1230,7 +1322,7 @@ class PipelinedComputeUnit(wiring.Component):
         if tr is not None:
             self._elaborate_trace(m, tr, rec, retire_now, exec_after, m0_after, scc_after,
                                   mode_after,
-                                  [(valu, "dst"), (slow, "dst")] +
+                                  [(valu, None), (slow, "dst")] +
                                   ([(lds, "vdst")] if has_lds else []),
                                   sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d, w_pc, w_inst)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
@@ -1392,7 +1484,9 @@ class PipelinedComputeUnit(wiring.Component):
                          mode_after, units, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d,
                          w_pc, w_inst):
         """The commit record of each retired instruction: the vector results are collected
-        per wave slot from the vector units' writes, VCC from the SGPR file's writes."""
+        per wave slot from the vector units' writes, VCC from the SGPR file's writes. A fast
+        vector instruction's are taken as it is done (its wave's next may write next), into a
+        FIFO that its retirement reads (``step`` records: the fast unit's)."""
         W, L = self._config.wave_slots, self._config.lanes
         rs = rec.slot
         # VCC of each slot, as the SGPR file's writes leave it
@@ -1415,21 +1509,35 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += vcc_after.eq(Cat(vcc[rs][:32], rec.sw_data[:32]))
         # the vector unit's results, per slot: two dwords of 64 lanes
         vdata = [Signal(4 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
+        # (in FIFOs of 1024 bits: Amaranth's simulator cannot compile a memory of 4096-bit
+        # words)
+        fast = units[0][0]
+        done_words = Array(vdata)[fast.done.payload.slot]
+        taken = []
+        for k in range(2 * 64 * 32 // 1024):
+            part = fifo.SyncFIFO(width=1024, depth=2 * W)
+            m.submodules[f"tr_fast{k}"] = part
+            m.d.comb += [part.w_en.eq(fast.done.valid),
+                         part.w_data.eq(done_words[1024 * k:1024 * (k + 1)]),
+                         part.r_en.eq(retire_now & rec.step)]
+            taken.append(part.r_data)
         vdst = Array(Signal(8, name=f"tr_vdst{i}") for i in range(W))
         for unit, dst in units:
-            with m.If(unit.issue.valid & unit.issue.ready):
-                m.d.sync += vdst[unit.issue.payload.slot].eq(getattr(unit.issue.payload, dst))
+            if dst is not None:
+                with m.If(unit.issue.valid & unit.issue.ready):
+                    m.d.sync += vdst[unit.issue.payload.slot].eq(getattr(unit.issue.payload,
+                                                                         dst))
             wr = unit.write
             for i in range(W):
                 with m.If(wr.valid & wr.ready & (wr.payload.slot == i)):
-                    dw = (wr.payload.reg - vdst[i])[:2]
+                    dw = (wr.payload.reg - vdst[i])[:2] if dst is not None else unit.write_high
                     word = vdata[i].word_select(Cat(wr.payload.pass_, dw), 32 * L)
                     for j in range(L):
                         with m.If(wr.payload.mask[j]):
                             m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
             m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs]),
-                         tr.inst.eq(w_inst[rs]),
+                         tr.inst.eq(Mux(rec.step, rec.t_inst, w_inst[rs])),
                          tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
                          tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
                          tr.m0.eq(m0_after), tr.wave.eq(w_wave[rs]),
@@ -1445,4 +1553,4 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += [tr.s_data[0].eq(rec.sw_data[:32]),
                              tr.s_data[1].eq(rec.sw_data[32:])]
             vsel = Array(vdata)[rs]
-            m.d.sync += tr.v_data.eq(vsel)
+            m.d.sync += tr.v_data.eq(Mux(rec.step, Cat(*taken), vsel))

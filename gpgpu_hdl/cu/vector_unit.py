@@ -85,6 +85,9 @@ class VectorUnit(wiring.Component):
         From :attr:`VgprFile.operands <gpgpu_hdl.cu.vgpr_file.VgprFile.operands>`.
     write : Out(VGPR file write stream)
         To :attr:`VgprFile.write <gpgpu_hdl.cu.vgpr_file.VgprFile.write>`.
+    write_high : Out(1)
+        The write is a 64-bit result's high word (``reg`` is ``dst + 1``), for the commit
+        trace: a wave's next instruction may be in the unit before its last one's writes.
     done : Out(stream.Signature(done_layout, always_ready=True))
         An instruction's ``slot`` and ``flags`` (per lane, the compare result or the carry out,
         0 outside EXEC), in the cycle after its last pass leaves the lanes.
@@ -112,6 +115,7 @@ class VectorUnit(wiring.Component):
             "read": Out(stream.Signature(read)),
             "operands": In(stream.Signature(operand, always_ready=True)),
             "write": Out(stream.Signature(write, always_ready=True)),
+            "write_high": Out(1),
             "done": Out(stream.Signature(self.done_layout, always_ready=True)),
             "busy": Out(1),
         })
@@ -254,6 +258,7 @@ class VectorUnit(wiring.Component):
             self.write.valid.eq(w_valid & w_tag.dst_write),
             wr.slot.eq(w_tag.slot), wr.pass_.eq(w_tag.pass_), wr.mask.eq(w_tag.exec),
             wr.reg.eq(Mux(high, w_tag.dst1, w_tag.dst)),
+            self.write_high.eq(high),
         ]
         m.d.comb += [wr.data[lane].eq(alu.result) for lane, alu in enumerate(alus)]
 

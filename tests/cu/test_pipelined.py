@@ -10,6 +10,7 @@ import pytest
 
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.core import TrapCause
+from gpgpu_hdl.emu.trace import per_wave
 from gpgpu_hdl.cu.fast_alu import FAST_OPS
 from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit
 from gpgpu_hdl.cu.salu import SALU_ALU_OPS
@@ -172,6 +173,56 @@ def test_random_stream_matches_golden_model(seed, lanes):
     problems = compare_traces(run.emu_records, run.records)
     assert not problems, "\n".join(map(str, problems))
     assert np.array_equal(run.memory[0], run.emu_memory[0])
+
+
+#: fast vector instructions back to back, each reading what the one before it writes: a VGPR
+#: (32- and 64-bit: v5 as a 64-bit source's high word, v7 as a 64-bit result's, each after a
+#: producer alone in flight), VCC and an SGPR pair (lane masks written at retirement), EXEC
+#: (v_cmpx: v12's lanes outside it keep their value, read when EXEC is back), or nothing of it
+CHAIN_PROGRAM = """
+    v_mov_b32 v12, 5
+    s_mov_b64 s[14:15], exec
+    v_add_i32 v1, vcc, v0, v0
+    v_addc_u32 v2, vcc, v1, v0, vcc
+    v_lshlrev_b32 v3, 2, v2
+    v_mul_lo_u32 v4, v3, v0
+    s_mov_b32 s16, 0
+    v_xor_b32 v5, 7, v0
+    v_lshl_b64 v[6:7], v[4:5], 3
+    v_mov_b32 v16, v7
+    v_add_i32 v8, vcc, v7, v6
+    v_cmp_gt_u32_e64 s[10:11], v8, v0
+    v_cndmask_b32_e64 v9, v8, v0, s[10:11]
+    v_cmp_lt_u32_e64 s[12:13], v0, 20
+    v_add_i32 v10, vcc, s12, v9
+    v_sub_i32 v11, vcc, v10, v5
+    v_cmpx_gt_u32 vcc, 40, v0
+    v_mov_b32 v12, v11
+    v_add_i32 v13, vcc, 1, v12
+    v_cndmask_b32 v14, v13, v0, vcc
+    s_mov_b64 exec, s[14:15]
+    v_add_i32 v15, vcc, v12, v0
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes, waves", [(16, 1), (16, 3), (4, 3)])
+def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
+    """A wave issues a fast vector instruction while its last one is still in flight unless
+    it reads that one's VGPR result, its lane mask or EXEC (then it waits for that one to
+    retire). Traces (and each record's instruction words) equal the golden model's, with one
+    wave and with several sharing the unit. (At 4 lanes a pass's VGPR read comes after the
+    last instruction's write of it anyway; at 16 it would not.)"""
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), CHAIN_PROGRAM,
+                     np.zeros(1, np.uint32), global_size=64 * waves, local_size=64,
+                     latency=(1, 3))
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records) == 23 * waves
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    # each record's instruction words are its own (the wave's last issued may be the next)
+    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
+    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
 
 
 #: FP32, slow integer operations, VOP3 modifiers and lane reads: the slow vector unit
