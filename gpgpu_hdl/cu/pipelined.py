@@ -1486,7 +1486,9 @@ class PipelinedComputeUnit(wiring.Component):
         """The commit record of each retired instruction: the vector results are collected
         per wave slot from the vector units' writes, VCC from the SGPR file's writes. A fast
         vector instruction's are taken as it is done (its wave's next may write next), into a
-        FIFO that its retirement reads (``step`` records: the fast unit's)."""
+        FIFO that its retirement reads (``step`` records: the fast unit's). ``units``: each
+        vector unit with its issue payload's destination field, or None for the fast unit,
+        whose writes say which word of a 64-bit result they are (``write_high``)."""
         W, L = self._config.wave_slots, self._config.lanes
         rs = rec.slot
         # VCC of each slot, as the SGPR file's writes leave it
@@ -1511,7 +1513,7 @@ class PipelinedComputeUnit(wiring.Component):
         vdata = [Signal(4 * 64 * 32, name=f"tr_v{i}") for i in range(W)]
         # (in FIFOs of 1024 bits: Amaranth's simulator cannot compile a memory of 4096-bit
         # words)
-        fast = units[0][0]
+        fast = next(unit for unit, dst in units if dst is None)     # the fast vector unit
         done_words = Array(vdata)[fast.done.payload.slot]
         taken = []
         for k in range(2 * 64 * 32 // 1024):
