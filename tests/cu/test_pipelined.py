@@ -10,10 +10,10 @@ import pytest
 
 from gpgpu_hdl.config import ConfigError, CuConfig
 from gpgpu_hdl.cu.core import TrapCause
-from gpgpu_hdl.emu.trace import per_wave
 from gpgpu_hdl.cu.fast_alu import FAST_OPS
 from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit
 from gpgpu_hdl.cu.salu import SALU_ALU_OPS
+from gpgpu_hdl.emu.trace import per_wave
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
 from gpgpu_hdl.runtime import RtlTrap
