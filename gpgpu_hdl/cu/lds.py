@@ -319,10 +319,12 @@ class LdsUnit(wiring.Component):
         q_pass = Signal(range(passes), name="q_pass")
         q_half = Signal(name="q_half")             # the pass's second request is next
         q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
+        q_exec = Signal(64, name="q_exec")
         q_off0 = Signal(17, name="q_off0")
         q_off1 = Signal(17, name="q_off1")
         q_lim = Signal(lim_shape, name="q_lim")
         l_used = Signal(range(LANDING + 1), name="l_used")  # passes asked for, not yet walked
+        l_room = Signal(init=1, name="l_room")     # l_used < LANDING, registered
 
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=LANDING)
         m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
@@ -335,12 +337,12 @@ class LdsUnit(wiring.Component):
         reads_d1 = (q_store & q.two) | (q_atomic & ((q.atomic == AtomicOp.CMPST)
                                                    | (q.atomic == AtomicOp.MSKOR)))
         two_req = q_store & (q.dwords == 2)
-        exec_p = q.exec.word_select(q_pass, lanes)
+        exec_p = q_exec[:lanes]
 
         job = Signal(job_layout, name="q_job")
         m.d.comb += [
             job.slot.eq(q.slot), job.pass_.eq(q_pass), job.exec.eq(exec_p),
-            job.final.eq(~(q_any >> 1 >> q_pass).any()), job.b.eq(two_req),
+            job.final.eq(~q_any[1:].any()), job.b.eq(two_req),
             job.kind.eq(q.kind), job.atomic.eq(q.atomic), job.size.eq(q.size),
             job.signed.eq(q.signed), job.dwords.eq(q.dwords), job.two.eq(q.two & ~q_atomic),
             job.rtn.eq(q.rtn), job.vdst.eq(q.vdst), job.off0.eq(q_off0), job.off1.eq(q_off1),
@@ -361,7 +363,8 @@ class LdsUnit(wiring.Component):
 
         l_take = Signal()                           # a pass's operands asked for
         l_free = Signal()                           # a pass's operands walked
-        m.d.sync += l_used.eq(l_used + l_take - l_free)
+        l_next = l_used + l_take - l_free
+        m.d.sync += [l_used.eq(l_next), l_room.eq(l_next < LANDING)]
 
         def take():
             """Take an instruction if one comes, with its constants: the limit less the
@@ -376,7 +379,7 @@ class LdsUnit(wiring.Component):
             any_exec = Cat(ins.exec.word_select(p, lanes).any() for p in range(passes))
             with m.If(self.issue.valid):
                 m.d.sync += [
-                    q.eq(ins), q_pass.eq(0), q_half.eq(0), q_any.eq(any_exec),
+                    q.eq(ins), q_pass.eq(0), q_half.eq(0), q_exec.eq(ins.exec), q_any.eq(any_exec),
                     q_lim.eq(Cat(ins.limit, Const(0, 1)).as_signed() - esize),
                     q_off0.eq(Mux(two, ins.offset0 << shift, Cat(ins.offset0, ins.offset1))),
                     q_off1.eq(Mux(two, ins.offset1 << shift, 0)),
@@ -394,9 +397,9 @@ class LdsUnit(wiring.Component):
                     m.d.comb += [requests.w_en.eq(requests.w_rdy), route.w_en.eq(requests.w_rdy),
                                  advance.eq(requests.w_rdy)]
                     m.d.sync += q_half.eq(~requests.w_rdy)
-                with m.Elif(~exec_p.any()):
+                with m.Elif(~q_any[0]):
                     m.d.comb += advance.eq(1)
-                with m.Elif(jobs.w_rdy & (l_used < LANDING) & requests.w_rdy):
+                with m.Elif(jobs.w_rdy & l_room & requests.w_rdy):
                     m.d.comb += [jobs.w_en.eq(1), requests.w_en.eq(1), route.w_en.eq(1),
                                  l_take.eq(1)]
                     with m.If(two_req):
@@ -404,7 +407,8 @@ class LdsUnit(wiring.Component):
                     with m.Else():
                         m.d.comb += advance.eq(1)
                 with m.If(advance):
-                    m.d.sync += q_pass.eq(q_pass + 1)
+                    m.d.sync += [q_pass.eq(q_pass + 1), q_exec.eq(q_exec >> lanes),
+                                 q_any.eq(q_any >> 1)]
                     with m.If(q_pass == passes - 1):
                         m.next = "IDLE"
                         take()              # the next instruction follows without a gap
@@ -593,41 +597,57 @@ class LdsUnit(wiring.Component):
         s_phase = Signal(range(ROUND), name="s_phase")   # an atomic's cycle in its round
         credits = Signal(range(self._depth + 1), name="credits", init=self._depth)
 
-        def eq(i, j):
-            return s_eq[pairs.index((min(i, j), max(i, j)))]
+        def pair(bits):
+            """Lanes i and j's bit of a comparison matrix (one bit per pair)."""
+            return lambda i, j: bits[pairs.index((min(i, j), max(i, j)))]
 
-        def beq(i, j):
-            return s_beq[pairs.index((min(i, j), max(i, j)))]
+        eq, beq = pair(s_eq), pair(s_beq)
+
+        def serve(pend, eq, beq):
+            """Of the ``pend`` lanes, each bank's leader (its lowest lane) and every lane of
+            a leader's dword (a non-atomic step's cycle serves them all), with ``eq`` and
+            ``beq`` telling which lanes share a dword and a bank."""
+            leader = []
+            for j in range(width):
+                before = Cat(*(pend[i] & beq(i, j) for i in range(j)))
+                leader.append(pend[j] & ~before.any())
+            mates = []
+            for j in range(width):
+                same = [leader[i] & eq(i, j) for i in range(j)]
+                mates.append(pend[j] & Cat(leader[j], *same).any())
+            return Cat(*leader), Cat(*mates)
 
         pend = s_pending
         leader = Signal(width, name="s_leader")
         served = Signal(width, name="s_served")
         emask = [Signal(4, name=f"s_emask{j}") for j in range(width)]
+        s_leaders, s_mates = serve(pend, eq, beq)
+        m.d.comb += [leader.eq(s_leaders), served.eq(Mux(s.atomic, leader, s_mates))]
         for j in range(width):
-            before = [pend[i] & beq(i, j) for i in range(j)]
-            m.d.comb += leader[j].eq(pend[j] & ~(Cat(*before).any() if before else 0))
-        for j in range(width):
-            mates = [leader[i] & eq(i, j) for i in range(j)]
-            same = Cat(leader[j], *mates).any()
-            m.d.comb += served[j].eq(Mux(s.atomic, leader[j], pend[j] & same))
             # a store's byte goes to the highest lane of its dword that writes it
             for p in range(4):
                 above = [pend[k] & eq(j, k) & s_mask[k][p] for k in range(j + 1, width)]
                 m.d.comb += emask[j][p].eq(served[j] & s_mask[j][p]
                                            & ~(Cat(*above).any() if above else 0))
         rest = pend & ~served
+        # s_fin: a non-atomic step serves its last lanes in this cycle (no lane is left after
+        # it), worked out a cycle ahead: as the step comes in (from P3's lanes and
+        # comparisons) and as it is served (from what this cycle leaves), so that ``finish``
+        # and ``go``, which move the walker and the prepare stages, come from registers
+        s_fin = Signal(name="s_fin")
         issue = Signal()                            # the schedule serves lanes (or none)
         finish = Signal()                           # the step leaves the schedule
         m.d.comb += [
             issue.eq(s_valid & (~s.atomic | (s_phase == 0))),
             finish.eq(s_valid & Mux(s.atomic,
                                     ~pend.any() & ((s_phase == 0) | (s_phase == ROUND - 1)),
-                                    ~rest.any())),
+                                    s_fin)),
             self.conflict.eq(s_valid & Mux(s.atomic, Mux(s_phase == 0, rest.any(), pend.any()),
                                            rest.any())),
         ]
         with m.If(issue):
-            m.d.sync += [s_pending.eq(rest), s_first.eq(0)]
+            m.d.sync += [s_pending.eq(rest), s_first.eq(0),
+                         s_fin.eq(~(rest & ~serve(rest, eq, beq)[1]).any())]
         with m.If(s_valid & s.atomic):
             m.d.sync += s_phase.eq(Mux((s_phase == ROUND - 1) | (~pend.any() & (s_phase == 0)),
                                        0, s_phase + 1))
@@ -638,8 +658,10 @@ class LdsUnit(wiring.Component):
         with m.If(finish):
             m.d.sync += s_valid.eq(0)               # (unless the next step comes in)
         with m.If(go):
+            p3_mates = serve(p3_ok, pair(p3_eq), pair(p3_beq))[1]
             m.d.sync += [s_valid.eq(p3_valid), s.eq(p3), s_pending.eq(p3_ok), s_eq.eq(p3_eq),
-                         s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0)]
+                         s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0),
+                         s_fin.eq(~(p3_ok & ~p3_mates).any())]
             for j in range(width):
                 m.d.sync += [s_word[j].eq(p3_word[j]), s_lo[j].eq(p3_lo[j]),
                              s_mask[j].eq(p3_mask[j]), s_data[j].eq(p3_data[j]),
