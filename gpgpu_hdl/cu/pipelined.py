@@ -130,6 +130,23 @@ _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, 
                            "jump": 1})
 
 
+def _onehot(sel, values):
+    """The value of ``values`` (one per bit of ``sel``) that the one-hot ``sel`` names, as an
+    AND-OR (no binary index decoded in its path)."""
+    out = Const(0, Value.cast(values[0]).shape().width)
+    for i in range(len(sel)):
+        out = out | Mux(sel[i], Value.cast(values[i]), 0)
+    return out
+
+
+def _encode(sel):
+    """The index that the one-hot ``sel`` names."""
+    out = Const(0, range(len(sel)))
+    for i in range(len(sel)):
+        out = out | Mux(sel[i], i, 0)
+    return out
+
+
 def _retire_layout(slots: int) -> data.StructLayout:
     """What a unit hands the retire stage for an instruction it has finished. The
     instruction's PC is the wave's (``w_pc``: its oldest in flight), its words and
@@ -397,21 +414,6 @@ class PipelinedComputeUnit(wiring.Component):
             after = ~Mux(upto[W], upto[W:], upto[:W])
             return pick, ok, [turn.eq(after)]
 
-        def onehot(sel, values):
-            """The value of ``values`` (an Array) that the one-hot ``sel`` names (an AND-OR)."""
-            width = Value.cast(values[0]).shape().width
-            out = Const(0, width)
-            for i in range(W):
-                out = out | Mux(sel[i], Value.cast(values[i]), 0)
-            return out
-
-        def encode(sel):
-            """The index that the one-hot ``sel`` names."""
-            out = Const(0, range(W))
-            for i in range(W):
-                out = out | Mux(sel[i], i, 0)
-            return out
-
         # --- fetch: pick a wave (stage F), read its instruction's dwords (F0) ---------------
         f_ready = Signal(W)
         m.d.comb += f_ready.eq(Cat(w_live[i] & w_fpc_ok[i] & ~w_fetching[i] & ~w_buf[i]
@@ -425,7 +427,7 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.If(f_pick[i]):
                     m.d.sync += [w_fpc_ok[i].eq(0), w_fetching[i].eq(1)]
         f0_pc, f0_slot = Signal(32), Signal(range(W))
-        m.d.comb += [f0_pc.eq(onehot(f0_sel, w_fpc)), f0_slot.eq(encode(f0_sel))]
+        m.d.comb += [f0_pc.eq(_onehot(f0_sel, w_fpc)), f0_slot.eq(_encode(f0_sel))]
         f1_valid, f1_slot, f1_odd, f1_pc = Signal(), Signal(range(W)), Signal(), Signal(32)
         m.d.sync += f1_valid.eq(0)
         with m.If(f0_valid):
@@ -539,12 +541,12 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += [e2_valid.eq(e.valid), e2_sel.eq(Cat(e.slot == i for i in range(W))),
                      e2_may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
                                (e.ctl.vopc | (e_fields.vdst < NV)))]
-        vd, vd1, vdm1, fcode = (onehot(e2_sel, arr) for arr in (w_vd, w_vd1, w_vdm1, w_fcode))
-        vw, vwide, fsw = (onehot(e2_sel, arr) for arr in (w_vw, w_vwide, w_fsw))
-        e2_ctl = data.View(DecodedLayout, onehot(e2_sel, b_ctl))
-        e2_src = data.View(OPERANDS, onehot(e2_sel, b_ops)).src
-        e2_port = data.View(_PORTS, onehot(e2_sel, b_port))
-        e2_sread = onehot(e2_sel, b_sread)
+        vd, vd1, vdm1, fcode = (_onehot(e2_sel, arr) for arr in (w_vd, w_vd1, w_vdm1, w_fcode))
+        vw, vwide, fsw = (_onehot(e2_sel, arr) for arr in (w_vw, w_vwide, w_fsw))
+        e2_ctl = data.View(DecodedLayout, _onehot(e2_sel, b_ctl))
+        e2_src = data.View(OPERANDS, _onehot(e2_sel, b_ops)).src
+        e2_port = data.View(_PORTS, _onehot(e2_sel, b_port))
+        e2_sread = _onehot(e2_sel, b_sread)
         e2_vreads = Signal(3)
         for k in range(3):
             r = e2_src[k][:8]
@@ -625,7 +627,7 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(i_take):
             # (what the picked wave's instruction needs, registered: the credits are taken in
             # stage I0, and ``full`` counts the one taken there meanwhile)
-            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(onehot(i_pick, b_kind)),
+            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(_onehot(i_pick, b_kind)),
                          *i_turn]
         issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [issue_valu.eq(i0_valid & i0_kind.fast),
@@ -658,7 +660,7 @@ class PipelinedComputeUnit(wiring.Component):
         # stage I0: the picked wave's instruction (a trap if its PC is outside the code)
         i0_slot = Signal(range(W))
         i0_range = Signal()
-        m.d.comb += [i0_slot.eq(encode(i0_sel)), i0_range.eq((i0_sel & Cat(b_range)).any())]
+        m.d.comb += [i0_slot.eq(_encode(i0_sel)), i0_range.eq((i0_sel & Cat(b_range)).any())]
         issue_now = Signal()
         m.d.comb += issue_now.eq(i0_valid & ~stopping & ~i0_range)
         with m.If(i0_valid & ~stopping & i0_range):
@@ -669,7 +671,7 @@ class PipelinedComputeUnit(wiring.Component):
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
-                     *(getattr(i1, f).eq(onehot(i0_sel, arr)) for f, arr in (
+                     *(getattr(i1, f).eq(_onehot(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
                          ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long)))]
         for i in range(W):
@@ -1430,22 +1432,25 @@ class PipelinedComputeUnit(wiring.Component):
                                                            depth=16))
         m.submodules.vgpr_readers = who
         turn = Signal(range(n))
-        grant = Signal(range(n))
+        grant = Signal(n)                           # one-hot
         asking = Cat(u.read.valid for u in units)
-        # the first asking unit at or after ``turn``
-        for off in reversed(range(n)):
-            idx = Signal(range(n), name=f"vgpr_reader{off}")
-            m.d.comb += idx.eq(Mux(turn + off >= n, turn + off - n, turn + off))
-            with m.If(asking.bit_select(idx, 1)):
-                m.d.comb += grant.eq(idx)
+        # the first asking unit at or after ``turn`` (each bit a function of ``turn`` and
+        # ``asking`` alone)
+        with m.Switch(turn):
+            for t in range(n):
+                with m.Case(t):
+                    for u in reversed([(t + off) % n for off in range(n)]):
+                        with m.If(asking[u]):
+                            m.d.comb += grant.eq(1 << u)
         rd = vgprs.read
         m.d.comb += [rd.valid.eq(asking.any() & who.w_rdy),
-                     rd.payload.eq(Array(u.read.payload for u in units)[grant]),
-                     who.w_data.eq(grant), who.w_en.eq(rd.valid & rd.ready)]
+                     rd.payload.eq(_onehot(grant, [u.read.payload for u in units])),
+                     who.w_data.eq(_encode(grant)), who.w_en.eq(rd.valid & rd.ready)]
         for i, u in enumerate(units):
-            m.d.comb += u.read.ready.eq(rd.ready & who.w_rdy & (grant == i))
+            m.d.comb += u.read.ready.eq(rd.ready & who.w_rdy & grant[i])
         with m.If(rd.valid & rd.ready):
-            m.d.sync += turn.eq(Mux(grant == n - 1, 0, grant + 1))
+            m.d.sync += turn.eq(_onehot(grant, [Const((i + 1) % n, range(n))
+                                                for i in range(n)]))
         ops = vgprs.operands
         m.d.comb += who.r_en.eq(ops.valid)
         for i, u in enumerate(units):

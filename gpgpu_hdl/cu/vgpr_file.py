@@ -28,7 +28,7 @@ its bank's register). So a request's operands come out four cycles after its las
 conflict-free request is taken every cycle.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -176,26 +176,29 @@ class VgprFile(wiring.Component):
         turn = [Signal(range(n), name=f"turn{i}") for i in range(n)]
         load_turn = [Signal(range(n), name=f"load_turn{i}") for i in range(n)]
         bank_of = [regs[i].reg % BANKS for i in range(n)]
+        same = {(j, i): regs[j].valid & (regs[j].reg == regs[i].reg)
+                for i in range(n) for j in range(i)}
         for i in range(n):
-            repeat = [regs[j].valid & (regs[j].reg == regs[i].reg) for j in range(i)]
-            named_before = Cat(*repeat).any() if repeat else Const(0, 1)
-            m.d.comb += first[i].eq(regs[i].valid & ~named_before)
+            named_before = Cat(*(same[j, i] for j in range(i)))
+            m.d.comb += first[i].eq(regs[i].valid & ~named_before.any())
             ahead = [first[j] & (bank_of[j] == bank_of[i]) for j in range(i)]
             m.d.comb += turn[i].eq(sum(ahead) if ahead else 0)
+        # a repeated register loads in its first naming's turn: of the sources before it
+        # and itself, the one that is a first naming of the same register (one at most)
         for i in range(n):
-            pick = turn[i]
-            for j in reversed(range(i)):
-                pick = Mux(regs[j].valid & (regs[j].reg == regs[i].reg), turn[j], pick)
+            pick = Mux(first[i], turn[i], 0)
+            for j in range(i):
+                pick = pick | Mux(first[j] & same[j, i], turn[j], 0)
             m.d.comb += load_turn[i].eq(pick)
-        last_turn = Const(0, range(n))
-        for i in range(n):
-            last_turn = _max(first[i], turn[i], last_turn)
+        # a conflict: two different registers in one bank (the request takes more than one
+        # turn), from the register numbers alone, not through the turns
+        clash = Cat(*(regs[i].valid & regs[j].valid & (bank_of[i] == bank_of[j])
+                      & (regs[i].reg != regs[j].reg) for i in range(n) for j in range(i)))
 
         s_valid = Signal()
         # the plan's registers have no reset: s_valid says when they hold a request
         s_slot = Signal.like(req.slot, name="s_slot", reset_less=True)
         s_pass = Signal.like(req.pass_, name="s_pass", reset_less=True)
-        s_last = Signal(range(n), name="s_last", reset_less=True)
         s_row = [Signal(range(self.rows), name=f"s_row{i}", reset_less=True) for i in range(n)]
         s_reads = [Signal(BANKS, name=f"s_reads{i}", reset_less=True)     # bank, if read here
                    for i in range(n)]
@@ -205,20 +208,21 @@ class VgprFile(wiring.Component):
                        for i in range(n)]
         s_bank = [Signal(range(BANKS), name=f"s_bank{i}", reset_less=True) for i in range(n)]
         k = Signal(range(n))                        # the turn being read
-        # s_done: the request does its last read in this cycle (s_valid and k == s_last),
-        # kept in a register so that ``ready`` comes straight from registers
+        # s_done: the request does its last read in this cycle (no source read in a later
+        # turn), kept in a register so that ``ready`` comes straight from registers
         s_done = Signal()
         m.d.comb += [self.read.ready.eq(~s_valid | s_done),
                      self.conflict.eq(s_valid & ~s_done)]
         with m.If(s_valid):
             m.d.sync += k.eq(Mux(s_done, 0, k + 1))
         with m.If(s_valid & ~s_done):
-            m.d.sync += s_done.eq(k + 1 == s_last)
+            m.d.sync += s_done.eq(~Cat(s_reads[i].any() & (s_turn[i] > k + 1)
+                                       for i in range(n)).any())
         with m.Else():
             m.d.sync += s_done.eq(0)
         with m.If(self.read.valid & self.read.ready):
             m.d.sync += [s_valid.eq(1), s_slot.eq(req.slot), s_pass.eq(req.pass_),
-                         s_last.eq(last_turn), s_done.eq(last_turn == 0)]
+                         s_done.eq(~clash.any())]
             for i in range(n):
                 hot = Cat(bank_of[i] == b for b in range(BANKS))
                 m.d.sync += [s_row[i].eq(self._row(req.slot, regs[i].reg, req.pass_)),
@@ -337,6 +341,3 @@ class _LaneCollect(wiring.Component):
             m.d.comb += self.operands[i].eq(operand)
         return m
 
-
-def _max(valid, value, current):
-    return Mux(valid & (value > current), value, current)
