@@ -628,7 +628,7 @@ class BufferUnit(wiring.Component):
         # and the atomic engine is idle; while it is not, only the lane's second op (cmpswap's
         # compare value) goes out
         x_idle = Signal(name="x_idle")              # the atomic engine is idle
-        t_all = Signal(name="t_all", init=1)        # every credit is back
+        t_all = t_free == depth                     # every credit is back
         gate = Mux(w_job.atomic, (w_k != 0) | (x_idle & t_all), x_idle) if atomics else 1
         emit = Signal()
         done = Signal()                             # the job's last op goes out
@@ -971,10 +971,8 @@ class BufferUnit(wiring.Component):
         # credits: an op takes one as the walker sends it, gives it back as it retires (or
         # at the end, when it leaves no tag; an atomic's ops give theirs back at the end, and
         # the atomic engine's tags take one each)
-        t_next = Signal.like(t_free)
-        m.d.comb += t_next.eq(t_free - emit + retire
+        m.d.sync += t_free.eq(t_free - emit + retire
                               + (a7_valid & ((drop & ~a7.last) | a7.atomic)) - x_tag)
-        m.d.sync += [t_free.eq(t_next), t_all.eq(t_next == depth)]
 
         # --- the atomic engine: a lane at a time, once its ops are through the address
         # pipeline (A7 keeps the last one's values): the locked read, its answer, the write
