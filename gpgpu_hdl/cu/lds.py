@@ -318,8 +318,10 @@ class LdsUnit(wiring.Component):
         q = Signal(self.issue_layout, name="q_instr")
         q_pass = Signal(range(passes), name="q_pass")
         q_half = Signal(name="q_half")             # the pass's second request is next
-        q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
+        # the instruction's EXEC and which passes have an EXEC bit, both shifted a pass on as
+        # the sequencer moves on: the pass's own are the low bits (no select by ``q_pass``)
         q_exec = Signal(64, name="q_exec")
+        q_any = Signal(passes, name="q_any")
         q_off0 = Signal(17, name="q_off0")
         q_off1 = Signal(17, name="q_off1")
         q_lim = Signal(lim_shape, name="q_lim")
@@ -379,7 +381,8 @@ class LdsUnit(wiring.Component):
             any_exec = Cat(ins.exec.word_select(p, lanes).any() for p in range(passes))
             with m.If(self.issue.valid):
                 m.d.sync += [
-                    q.eq(ins), q_pass.eq(0), q_half.eq(0), q_exec.eq(ins.exec), q_any.eq(any_exec),
+                    q.eq(ins), q_pass.eq(0), q_half.eq(0), q_exec.eq(ins.exec),
+                    q_any.eq(any_exec),
                     q_lim.eq(Cat(ins.limit, Const(0, 1)).as_signed() - esize),
                     q_off0.eq(Mux(two, ins.offset0 << shift, Cat(ins.offset0, ins.offset1))),
                     q_off1.eq(Mux(two, ins.offset1 << shift, 0)),
