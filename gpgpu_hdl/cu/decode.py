@@ -12,7 +12,7 @@ not get the long one.
 """
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa.formats import ENCODINGS, Format
@@ -23,7 +23,7 @@ from .salu import SALU_ALU_OPS
 from .valu import VALU_INT_OPS
 
 __all__ = ["XUnit", "Spec", "MemKind", "AtomicOp", "DecodedLayout", "Decoder", "FORMAT_TAG",
-           "control", "decode_entries", "SUPPORTED_MNEMONICS"]
+           "control", "decode_entries", "decode_rom", "SUPPORTED_MNEMONICS"]
 
 
 class XUnit(enum.Enum, shape=3):
@@ -334,8 +334,9 @@ class Decoder(wiring.Component):
         The format is a 64-bit encoding.
 
     With ``registered``, the decode takes two steps a clock apart: the format and the opcode
-    field are found and registered, then the table is looked up; the outputs are those of the
-    ``inst`` of the cycle before (a pipeline stage, for the pipelined unit's clock).
+    field are found, and the table, a ROM in block RAM (:func:`decode_rom`), is read at their
+    address; the outputs are those of the ``inst`` of the cycle before (a pipeline stage, for
+    the pipelined unit's clock).
     """
 
     inst: In(64)
@@ -389,14 +390,44 @@ class Decoder(wiring.Component):
                     then(enc)
 
     def _elaborate_registered(self, m, by_format):
+        # The table as a ROM in block RAM, read in the first step with the address that the
+        # format and opcode give (``decode_rom``): its registered answer is the second step.
+        regions, depth = decode_rom(by_format)
+        rows = [0] * depth
+        for tag, entries in by_format.items():
+            base = regions[tag][0]
+            for code, ctl in entries:
+                rows[base + code] = DecodedLayout.const(ctl).as_value().value
+        m.submodules.table = table = memory.Memory(shape=DecodedLayout.size, depth=depth,
+                                                   init=rows)
+        read = table.read_port()
         fmt, opcode, size64 = Signal(4, init=15), Signal(9), Signal()
         m.d.sync += [fmt.eq(15), opcode.eq(0), size64.eq(0)]     # no format matches
-        self._match_formats(m, m.d.sync, fmt, opcode, size64)
-        m.d.comb += [self.format.eq(fmt), self.size64.eq(size64)]
-        with m.Switch(fmt):
-            for tag, entries in sorted(by_format.items()):
-                with m.Case(tag), m.Switch(opcode):
-                    for code, ctl in sorted(entries):
-                        with m.Case(code):
-                            m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
+        m.d.comb += read.addr.eq(depth - 1)                     # a row of zeros: illegal
+
+        def row(enc):
+            tag = FORMAT_TAG[enc.format]
+            if tag not in regions:
+                return
+            base, bits = regions[tag]
+            op = self.inst[enc.field("op").lo:enc.field("op").hi + 1]
+            with m.If(op[bits:] == 0):
+                m.d.comb += read.addr.eq(base | op[:bits])
+        self._match_formats(m, m.d.sync, fmt, opcode, size64, then=row)
+        m.d.comb += [self.format.eq(fmt), self.size64.eq(size64), self.ctl.eq(read.data)]
         return m
+
+
+def decode_rom(by_format: dict[int, list]) -> tuple[dict[int, tuple[int, int]], int]:
+    """Where each format's entries go in the registered decoder's ROM: ``({format tag:
+    (base, opcode bits)}, depth)``. A format takes the power-of-two region that its largest
+    opcode in ``by_format`` (``{tag: [(opcode, control), ...]}``) needs, aligned, so that an
+    entry's address is the base ORed with the opcode; the last row is all zeros (an illegal
+    instruction: an opcode past its format's region, or a format without entries)."""
+    sizes = {tag: max(code for code, _ in entries).bit_length()
+             for tag, entries in by_format.items()}
+    regions, base = {}, 0
+    for tag in sorted(sizes, key=lambda t: (-sizes[t], t)):
+        regions[tag] = (base, sizes[tag])
+        base += 1 << sizes[tag]
+    return regions, base + 1
