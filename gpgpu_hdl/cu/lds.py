@@ -73,7 +73,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .atomic import atomic_value
+from .atomic import atomic_onehot, atomic_value
 from .bram import LATENCY as RAM_LATENCY
 from .bram import RegisteredRam
 from .decode import AtomicOp, MemKind
@@ -365,8 +365,13 @@ class LdsUnit(wiring.Component):
 
         l_take = Signal()                           # a pass's operands asked for
         l_free = Signal()                           # a pass's operands walked
-        l_next = l_used + l_take - l_free
-        m.d.sync += [l_used.eq(l_next), l_room.eq(l_next < LANDING)]
+        # (the count and its room for each of the four ways the cycle can go, from the count
+        # alone: ``l_take`` and ``l_free``, late in the cycle, select rather than feed an
+        # adder and a compare; a pass is freed only when the count is not 0)
+        m.d.sync += [l_used.eq(Mux(l_take, Mux(l_free, l_used, l_used + 1),
+                                   Mux(l_free, l_used - 1, l_used))),
+                     l_room.eq(Mux(l_take, Mux(l_free, l_used < LANDING, l_used < LANDING - 1),
+                                   Mux(l_free, 1, l_used < LANDING)))]
 
         def take():
             """Take an instruction if one comes, with its constants: the limit less the
@@ -441,7 +446,9 @@ class LdsUnit(wiring.Component):
                 m.d.sync += l_wptr[x].eq(Mux(l_wptr[x] == LANDING - 1, 0, l_wptr[x] + 1))
             with m.If(l_pop[x]):
                 m.d.sync += l_rptr[x].eq(Mux(l_rptr[x] == LANDING - 1, 0, l_rptr[x] + 1))
-            m.d.sync += l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])
+            # (``l_pop``, late in the cycle, selects rather than feeds the adder)
+            up = l_count[x] + o_we[x]
+            m.d.sync += l_count[x].eq(Mux(l_pop[x], up - 1, up))
         # A's ADDR words in LUT RAM, read in the walker's cycle
         addr_mem = memory.Memory(shape=data.ArrayLayout(32, lanes), depth=LANDING, init=[])
         m.submodules.land_addr = addr_mem
@@ -751,8 +758,8 @@ class LdsUnit(wiring.Component):
         c_lo = [delayed(x_lo[j], f"c_lo{j}", lag) for j in range(width)]
 
         # --- collect -------------------------------------------------------------------------
-        k_op = Signal(AtomicOp, name="k_op")
-        m.d.sync += k_op.eq(s.op)
+        k_op = Signal(len(AtomicOp), name="k_op")          # one-hot (atomic_onehot)
+        m.d.sync += k_op.eq(atomic_onehot(s.op))
         col = lane_regs("col", 32, lanes)          # the pass's result
         bank_out = [ram.read_data for ram in bank_rams]
         for j in range(width):

@@ -109,7 +109,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, signed
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .atomic import atomic_value
+from .atomic import atomic_onehot, atomic_value
 from .copy_register import CopyRegister
 from .core import LoadTraceLayout, MemRequest, MemResponse
 from .decode import AtomicOp, MemKind
@@ -500,8 +500,9 @@ class BufferUnit(wiring.Component):
             with m.If(arriving[x]):
                 m.d.sync += l_wptr[x].eq(bump(l_wptr[x]))
             m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
-            m.d.sync += [l_rptr[x].eq(l_rnext[x]),
-                         l_count[x].eq(l_count[x] + o_we[x] - l_pop[x])]
+            # (``l_pop``, late in the cycle, selects rather than feeds the adder)
+            up = l_count[x] + o_we[x]
+            m.d.sync += [l_rptr[x].eq(l_rnext[x]), l_count[x].eq(Mux(l_pop[x], up - 1, up))]
         # where the A passes' runs start: lane 0, and each lane whose address words
         # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it; and
         # which lanes of the pass's upper half have the address words of their *twin*, the lane
@@ -538,7 +539,11 @@ class BufferUnit(wiring.Component):
         l_prep = Signal()                           # a pass's starts are read
         with m.If(l_prep):
             m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
-        m.d.sync += l_landed.eq(l_landed + lc_we - l_prep)
+        # (the count after this cycle's landing, less one if a pass is prepared: ``l_prep``,
+        # late in the cycle, selects rather than feeds the adder)
+        l_landed_up = Signal(range(land + 1), name="l_landed_up")
+        m.d.comb += l_landed_up.eq(l_landed + lc_we)
+        m.d.sync += l_landed.eq(Mux(l_prep, l_landed_up - 1, l_landed_up))
         h_starts = Signal(lanes, name="h_starts")
         h_twins = Signal(half, name="h_twins")
 
@@ -978,20 +983,20 @@ class BufferUnit(wiring.Component):
         # pipeline (A7 keeps the last one's values): the locked read, its answer, the write
         # of the new value --------------------------------------------------------------------
         if atomics:
-            x_op = Signal(AtomicOp, name="x_op")
+            x_op = Signal(len(AtomicOp), name="x_op")      # one-hot (atomic_onehot)
             x_glc = Signal(name="x_glc")
             x_d0 = Signal(32, name="x_d0")          # VDATA (the lane's last op has VDATA + 1)
             x_old = Signal(32, name="x_old")        # the locked read's answer
             x_alu = atomic_value(m, x_op, x_old, x_d0, a7_req.data, atomics)
             with m.FSM(name="atom") as atom:
                 with m.State("IDLE"), m.If(emit & w_job.atomic):
-                    m.d.sync += [x_op.eq(w_job.op), x_glc.eq(w_job.glc)]
+                    m.d.sync += [x_op.eq(atomic_onehot(w_job.op)), x_glc.eq(w_job.glc)]
                     m.next = "OPS"
                 # the lane's ops (and only they) are in the address pipeline
                 with m.State("OPS"), m.If(a7_valid):
                     with m.If(~a7.k[0]):
                         m.d.sync += x_d0.eq(a7_req.data)
-                    with m.If(a7.k[0] == (x_op == AtomicOp.CMPSWAP)):
+                    with m.If(a7.k[0] == x_op[AtomicOp.CMPSWAP.value]):
                         m.next = "GO"
                 with m.State("GO"):
                     # in range: the locked read, and its tag (a load's with glc: the old

@@ -9,7 +9,7 @@ import random
 import pytest
 from amaranth.hdl import Module, Signal
 
-from gpgpu_hdl.cu.atomic import atomic_value
+from gpgpu_hdl.cu.atomic import atomic_onehot, atomic_value
 from gpgpu_hdl.cu.decode import AtomicOp
 from gpgpu_hdl.emu.lsu import ATOMIC_OPS
 from tests.bits import M32
@@ -28,7 +28,7 @@ EDGES = (0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0x8000_0001, M32 - 1, M32)
 def test_atomic_value_matches_the_golden_model(op):
     m = Module()
     kind, old, d0, d1 = Signal(AtomicOp), Signal(32), Signal(32), Signal(32)
-    new = atomic_value(m, kind, old, d0, d1, frozenset(AtomicOp))
+    new = atomic_value(m, atomic_onehot(kind), old, d0, d1, frozenset(AtomicOp))
     rng = random.Random(op.value)
 
     def operand():
