@@ -52,6 +52,7 @@ from .launcher import WaveLauncher
 from .lds import LdsUnit
 from .lds import issue_control as lds_issue_control
 from .lsu import BufferUnit, issue_control
+from .onehot import onehot_index, onehot_mux
 from .operands import (OPERANDS, SCALAR_SOURCE, field, operand_codes, operand_fields,
                        scalar_pick, scalar_source, vop3_modifiers)
 from .plan import BuildPlan
@@ -128,23 +129,6 @@ _ACTION = data.StructLayout({
 _PORTS = data.ArrayLayout(7, 3)
 _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, "end": 1,
                            "jump": 1})
-
-
-def _onehot(sel, values):
-    """The value of ``values`` (one per bit of ``sel``) that the one-hot ``sel`` names, as an
-    AND-OR (no binary index decoded in its path)."""
-    out = Const(0, Value.cast(values[0]).shape().width)
-    for i in range(len(sel)):
-        out = out | Mux(sel[i], Value.cast(values[i]), 0)
-    return out
-
-
-def _encode(sel):
-    """The index that the one-hot ``sel`` names."""
-    out = Const(0, range(len(sel)))
-    for i in range(len(sel)):
-        out = out | Mux(sel[i], i, 0)
-    return out
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
@@ -235,8 +219,9 @@ class PipelinedComputeUnit(wiring.Component):
         m.submodules.decoder = dec = Decoder(profile=self._plan.profile, registered=True)
         m.submodules.sgprs = sgprs = SgprFile(slots=W, sgprs=cfg.sgprs, ports=3, ram=self._ram)
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
+        has_lds = self._plan.lds and cfg.lds_bytes > 0
         vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources,
-                                          ram=self._ram))
+                                          readers=4 if has_lds else 3, ram=self._ram))
         m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
         m.submodules.salu_decode = sdec = ScalarDecode()
         m.submodules.valu_decode = fdec = FastDecode()
@@ -248,7 +233,6 @@ class PipelinedComputeUnit(wiring.Component):
                                               int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
                                               shifter=cfg.shifter, dsp=self._dsp))
         m.submodules.valu_route = route_decode = FastDecode()
-        has_lds = plan.lds and cfg.lds_bytes > 0
         lds = None
         if has_lds:
             lds = cleared("lds", LdsUnit(lanes=L, slots=W, vgprs=NV, lds_bytes=cfg.lds_bytes,
@@ -297,13 +281,12 @@ class PipelinedComputeUnit(wiring.Component):
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
         b_long = warr("b_long", 1)           # 8 bytes long
         # a fast vector instruction that may follow the wave's last one in flight: stage 3
-        # cannot trap it and it reads no register that one writes (compared after decode),
-        # and which scalars it reads: the SGPR file's ports 0 and 1
-        b_chain, b_sread = warr("b_chain", 1), warr("b_sread", 2)
+        # cannot trap it and it reads no register that one writes (compared after decode)
+        b_chain = warr("b_chain", 1)
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
         # its operand codes, and the SGPR file's three read addresses for it (``b_rel``: M0 is
-        # added to the first, for s_movrels)
+        # added to the first, for s_movrels), written a cycle after the rest (stage E2)
         b_ops, b_port, b_rel = warr("b_ops", OPERANDS), warr("b_port", _PORTS), warr("b_rel", 1)
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
@@ -427,7 +410,7 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.If(f_pick[i]):
                     m.d.sync += [w_fpc_ok[i].eq(0), w_fetching[i].eq(1)]
         f0_pc, f0_slot = Signal(32), Signal(range(W))
-        m.d.comb += [f0_pc.eq(_onehot(f0_sel, w_fpc)), f0_slot.eq(_encode(f0_sel))]
+        m.d.comb += [f0_pc.eq(onehot_mux(f0_sel, w_fpc)), f0_slot.eq(onehot_index(f0_sel))]
         f1_valid, f1_slot, f1_odd, f1_pc = Signal(), Signal(range(W)), Signal(), Signal(32)
         m.d.sync += f1_valid.eq(0)
         with m.If(f0_valid):
@@ -490,84 +473,96 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(e.ctl.unit == XUnit.SPEC), m.Switch(e.ctl.spec), m.Case(*_JUMPS):
             m.d.comb += e_kind.jump.eq(1)
         e_size8 = e.size64 | e_fields.has_lit | e_fields.setreg_imm
-        # the SGPR file's reads: the scalar operands' registers
-        port_code = [Signal(9, name=f"port_code{p}") for p in range(3)]
-        e_sread = Signal(2)             # a vector instruction reads the scalar on port 0, 1
-        e_rel = Signal()
-        ctl1 = e.ctl
-        with m.Switch(ctl1.unit):
-            with m.Case(XUnit.SMEM):
-                sbase = field(Format.SMRD, "sbase", e.inst[:32]) << 1
-                m.d.comb += [port_code[0].eq(sbase), port_code[1].eq(sbase + 2),
-                             port_code[2].eq(field(Format.SMRD, "offset", e.inst[:32]))]
-            with m.Case(XUnit.BUF):
-                srsrc = field(Format.MUBUF, "srsrc", e.inst) << 2
-                m.d.comb += [port_code[0].eq(srsrc), port_code[1].eq(srsrc + 2),
-                             port_code[2].eq(field(Format.MUBUF, "soffset", e.inst))]
-            with m.Case(XUnit.VALU, XUnit.VSPEC):
-                # one scalar register per vector instruction (SI's constant bus), and the
-                # carry/select mask
-                for s in reversed(range(3)):
-                    code = e_fields.src[s]
-                    is_sreg = (code <= _VCC_LO + 1) | (code == _VCCZ)     # in the SGPR file
-                    with m.If(ctl1.has_src[s] & is_sreg & ~(ctl1.cin & (s == 2))):
-                        m.d.comb += [port_code[0].eq(code), e_sread[0].eq(1)]
-                m.d.comb += [port_code[1].eq(Mux(ctl1.fpu, _VCC_LO, e_fields.cin)),
-                             e_sread[1].eq(ctl1.cin | ctl1.fpu)]
-            with m.Default():
-                m.d.comb += [port_code[0].eq(e_fields.src[0]), port_code[1].eq(e_fields.src[1])]
-                with m.If((ctl1.unit == XUnit.SPEC) & (ctl1.spec == Spec.MOVRELS)):
-                    # s_movrels: the source's register + M0, added at stage 1 (stage 3 checks
-                    # the range)
-                    m.d.comb += e_rel.eq(1)
-                with m.If((ctl1.unit == XUnit.SPEC) & ((ctl1.spec == Spec.CBR_VCCZ) |
-                                                       (ctl1.spec == Spec.CBR_VCCNZ))):
-                    m.d.comb += port_code[0].eq(_VCC_LO)
-        e_port = Signal(_PORTS)
-        for p in range(3):
-            m.d.comb += e_port[p].eq(Mux(port_code[p] == _VCCZ, VCC, port_code[p][:7]))
         # what lets a fast vector instruction follow its wave's last one while that one is in
         # flight (issue checks that one lets it): stage 3 cannot trap it (no M0-relative move,
         # its destination in range: ``_action``), it reads neither the VGPRs that one writes
         # nor (port 0: its scalar source, port 1: its carry/select mask) the scalar pair the
         # wave's instructions in flight write their lane masks to. That one was issued before
         # this one was fetched, so its registers are known; they are compared in the cycle
-        # after E, from the instruction buffer (``b_chain`` is 0 until then).
+        # after E, stage E2 (``b_chain`` is 0 until then).
         e_vrel = (e.ctl.unit == XUnit.VSPEC) & ((e.ctl.spec == Spec.V_MOVRELS) |
                                                 (e.ctl.spec == Spec.V_MOVRELD) |
                                                 (e.ctl.spec == Spec.V_MOVRELSD))
-        e2_valid, e2_sel = Signal(), Signal(W)
-        e2_may = Signal()               # fast, cannot trap in stage 3
-        m.d.sync += [e2_valid.eq(e.valid), e2_sel.eq(Cat(e.slot == i for i in range(W))),
-                     e2_may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
-                               (e.ctl.vopc | (e_fields.vdst < NV)))]
-        vd, vd1, vdm1, fcode = (_onehot(e2_sel, arr) for arr in (w_vd, w_vd1, w_vdm1, w_fcode))
-        vw, vwide, fsw = (_onehot(e2_sel, arr) for arr in (w_vw, w_vwide, w_fsw))
-        e2_ctl = data.View(DecodedLayout, _onehot(e2_sel, b_ctl))
-        e2_src = data.View(OPERANDS, _onehot(e2_sel, b_ops)).src
-        e2_port = data.View(_PORTS, _onehot(e2_sel, b_port))
-        e2_sread = _onehot(e2_sel, b_sread)
+        # stage E2: the instruction's words, control word and operand codes again, registered
+        # (not read back from the buffer), with its wave's last issued instruction's
+        # destinations (issued before this one was fetched, they do not change until this one
+        # issues), for the SGPR file's read addresses and the compares
+        e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
+                                       "ops": OPERANDS, "may": 1, "vd": 8, "vd1": 8, "vdm1": 8,
+                                       "fcode": 7, "vw": 1, "vwide": 1, "fsw": 1}))
+        m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
+                     e2.inst.eq(e.inst), e2.ctl.eq(e.ctl), e2.ops.eq(operand_codes(e_fields)),
+                     # fast, cannot trap in stage 3
+                     e2.may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
+                               (e.ctl.vopc | (e_fields.vdst < NV))),
+                     *(getattr(e2, f).eq(arr[e.slot]) for f, arr in (
+                         ("vd", w_vd), ("vd1", w_vd1), ("vdm1", w_vdm1), ("fcode", w_fcode),
+                         ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw)))]
+        # the SGPR file's reads: the scalar operands' registers, into the buffer a cycle after
+        # the rest of the instruction (issue reads them two cycles after that at the earliest);
+        # each candidate's address side by side (VCCZ reads VCC), then the choice
+        def port_of(code):
+            return Mux(code == _VCCZ, VCC, code[:7])
+        e2_port = Signal(_PORTS)
+        e2_rel = Signal()
+        ctl2, src2 = e2.ctl, e2.ops.src
+        # a vector instruction's sources that are in the SGPR file (but the carry/select mask)
+        scalar = [ctl2.has_src[k] & ((src2[k] <= _VCC_LO + 1) | (src2[k] == _VCCZ)) &
+                  (~ctl2.cin if k == 2 else 1) for k in range(3)]
+        with m.Switch(ctl2.unit):
+            with m.Case(XUnit.SMEM):
+                sbase = field(Format.SMRD, "sbase", e2.inst[:32]) << 1
+                m.d.comb += [e2_port[0].eq(port_of(sbase)), e2_port[1].eq(port_of(sbase + 2)),
+                             e2_port[2].eq(port_of(field(Format.SMRD, "offset", e2.inst[:32])))]
+            with m.Case(XUnit.BUF):
+                srsrc = field(Format.MUBUF, "srsrc", e2.inst) << 2
+                m.d.comb += [e2_port[0].eq(port_of(srsrc)), e2_port[1].eq(port_of(srsrc + 2)),
+                             e2_port[2].eq(port_of(field(Format.MUBUF, "soffset", e2.inst)))]
+            with m.Case(XUnit.VALU, XUnit.VSPEC):
+                # one scalar register per vector instruction (SI's constant bus): the first
+                # source in the SGPR file; and the carry/select mask
+                m.d.comb += [e2_port[0].eq(Mux(scalar[0], port_of(src2[0]),
+                                               Mux(scalar[1], port_of(src2[1]),
+                                                   Mux(scalar[2], port_of(src2[2]), 0)))),
+                             e2_port[1].eq(Mux(ctl2.fpu, _VCC_LO, port_of(e2.ops.cin)))]
+            with m.Default():
+                m.d.comb += [e2_port[0].eq(port_of(src2[0])), e2_port[1].eq(port_of(src2[1]))]
+                with m.If((ctl2.unit == XUnit.SPEC) & (ctl2.spec == Spec.MOVRELS)):
+                    # s_movrels: the source's register + M0, added at stage 1 (stage 3 checks
+                    # the range)
+                    m.d.comb += e2_rel.eq(1)
+                with m.If((ctl2.unit == XUnit.SPEC) & ((ctl2.spec == Spec.CBR_VCCZ) |
+                                                       (ctl2.spec == Spec.CBR_VCCNZ))):
+                    m.d.comb += e2_port[0].eq(_VCC_LO)
+        vd, vd1, vdm1, fcode = e2.vd, e2.vd1, e2.vdm1, e2.fcode
+        vw, vwide, fsw = e2.vw, e2.vwide, e2.fsw
         e2_vreads = Signal(3)
         for k in range(3):
-            r = e2_src[k][:8]
-            is_v = e2_ctl.has_src[k] & e2_src[k][8] & (~e2_ctl.cin if k == 2 else 1)
+            r = src2[k][:8]
+            is_v = ctl2.has_src[k] & src2[k][8] & (~ctl2.cin if k == 2 else 1)
             m.d.comb += e2_vreads[k].eq(is_v & ((r == vd) | (vwide & (r == vd1)) |
-                                                (e2_ctl.src64[k] & (r == vdm1))))
+                                                (ctl2.src64[k] & (r == vdm1))))
+        # whether it reads the scalar pair the wave's instructions in flight write (``fcode``):
+        # any scalar source in the SGPR file, compared side by side rather than the one that
+        # port 0 reads (the same one: SI reads one scalar register a vector instruction; for
+        # code that names two, a wait that was not needed), or its carry/select mask (port 1)
+        def names_f(code):
+            return Mux(code == _VCCZ, fcode[1:] == VCC >> 1, code[1:7] == fcode[1:])
+        f_reads = Cat(scalar[k] & names_f(src2[k]) for k in range(3))
+        f_mask = Mux(ctl2.fpu, fcode[1:] == VCC >> 1, ctl2.cin & names_f(e2.ops.cin))
         e2_clash = Signal()
-        m.d.comb += e2_clash.eq(fsw & Cat(e2_sread[p] & (e2_port[p][1:] == fcode[1:])
-                                          for p in range(2)).any())
-        with m.If(e2_valid):
+        m.d.comb += e2_clash.eq(fsw & (f_reads.any() | f_mask))
+        with m.If(e2.valid):
             for i in range(W):
-                with m.If(e2_sel[i]):
-                    m.d.sync += b_chain[i].eq(e2_may & ~e2_clash & ~(vw & e2_vreads.any()))
+                with m.If(e2.sel[i]):
+                    m.d.sync += [b_chain[i].eq(e2.may & ~e2_clash & ~(vw & e2_vreads.any())),
+                                 b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
         with m.If(e.valid):
             m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
                          b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
                          b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
-                         b_port[e.slot].eq(e_port), b_rel[e.slot].eq(e_rel),
                          b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
-                         b_chain[e.slot].eq(0), b_sread[e.slot].eq(e_sread),
-                         b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
+                         b_chain[e.slot].eq(0), b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
                          w_fetching[e.slot].eq(0)]
 
         # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
@@ -627,7 +622,7 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(i_take):
             # (what the picked wave's instruction needs, registered: the credits are taken in
             # stage I0, and ``full`` counts the one taken there meanwhile)
-            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(_onehot(i_pick, b_kind)),
+            m.d.sync += [i0_valid.eq(1), i0_sel.eq(i_pick), i0_kind.eq(onehot_mux(i_pick, b_kind)),
                          *i_turn]
         issue_valu, issue_buf, issue_slow, issue_lds = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [issue_valu.eq(i0_valid & i0_kind.fast),
@@ -639,28 +634,26 @@ class PipelinedComputeUnit(wiring.Component):
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
                      lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
-        # an idle cycle's cause: the first that holds for some wave (CountersLayout), one-hot.
-        # Registered, and counted in the cycle after if nothing was issued (``i0_valid`` is
-        # ``i_take`` registered): the pick's paths end at ``i0_valid``, not at the counters'
-        # adders; ``done`` waits that cycle
+        # an idle cycle's cause: the first that holds for some wave (CountersLayout). Which
+        # hold is registered, and the first of them counted in the cycle after if nothing was
+        # issued (``i0_valid`` is ``i_take`` registered): the pick's paths end at ``i0_valid``
+        # and the causes' at a register, not at the counters' adders; ``done`` waits that cycle
         live = Cat(w_live)
         causes = {"stall_unit": no_room.any(), "stall_memory": held_mem.any(),
                   "stall_busy": (live & Cat(f != 0 for f in w_flight)).any(),
                   "stall_barrier": (live & Cat(w_bar)).any(), "stall_fetch": live.any()}
         idle_q = Signal(data.StructLayout({"idle": 1, **{c: 1 for c in causes}}))
-        m.d.sync += idle_q.eq(0)
-        with m.If(running):
-            m.d.sync += idle_q.idle.eq(1)
-            for k, (c, cond) in enumerate(causes.items()):
-                with (m.Elif if k else m.If)(cond):
-                    m.d.sync += getattr(idle_q, c).eq(1)
-        for c in ("idle", *causes):
-            with m.If(getattr(idle_q, c) & ~i0_valid):
+        m.d.sync += [idle_q.idle.eq(running),
+                     *(getattr(idle_q, c).eq(cond) for c, cond in causes.items())]
+        for k, c in enumerate(("idle", *causes)):
+            earlier = Cat(getattr(idle_q, d) for d in list(causes)[:max(k - 1, 0)])
+            first = getattr(idle_q, c) & ~earlier.any()
+            with m.If(idle_q.idle & first & ~i0_valid):
                 m.d.sync += getattr(cnt, c).eq(getattr(cnt, c) + 1)
         # stage I0: the picked wave's instruction (a trap if its PC is outside the code)
         i0_slot = Signal(range(W))
         i0_range = Signal()
-        m.d.comb += [i0_slot.eq(_encode(i0_sel)), i0_range.eq((i0_sel & Cat(b_range)).any())]
+        m.d.comb += [i0_slot.eq(onehot_index(i0_sel)), i0_range.eq((i0_sel & Cat(b_range)).any())]
         issue_now = Signal()
         m.d.comb += issue_now.eq(i0_valid & ~stopping & ~i0_range)
         with m.If(i0_valid & ~stopping & i0_range):
@@ -671,7 +664,7 @@ class PipelinedComputeUnit(wiring.Component):
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
-                     *(getattr(i1, f).eq(_onehot(i0_sel, arr)) for f, arr in (
+                     *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
                          ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long)))]
         for i in range(W):
@@ -1424,33 +1417,23 @@ class PipelinedComputeUnit(wiring.Component):
 
     @staticmethod
     def _vgpr_reads(m, vgprs, units, *, clear):
-        """The VGPR file's read requests from ``units`` (each with ``read`` and ``operands``),
-        taken in turn when several ask; the operands go back to the unit that asked, in the
+        """The VGPR file's readers, ``units`` (each with ``read`` and ``operands``; the file
+        takes their requests in turn); the operands go back to the unit that asked, in the
         order of the requests (a FIFO of who asked)."""
         n = len(units)
         who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=max(1, (n - 1).bit_length()),
                                                            depth=16))
         m.submodules.vgpr_readers = who
-        turn = Signal(range(n))
-        grant = Signal(n)                           # one-hot
-        asking = Cat(u.read.valid for u in units)
-        # the first asking unit at or after ``turn`` (each bit a function of ``turn`` and
-        # ``asking`` alone)
-        with m.Switch(turn):
-            for t in range(n):
-                with m.Case(t):
-                    for u in reversed([(t + off) % n for off in range(n)]):
-                        with m.If(asking[u]):
-                            m.d.comb += grant.eq(1 << u)
-        rd = vgprs.read
-        m.d.comb += [rd.valid.eq(asking.any() & who.w_rdy),
-                     rd.payload.eq(_onehot(grant, [u.read.payload for u in units])),
-                     who.w_data.eq(_encode(grant)), who.w_en.eq(rd.valid & rd.ready)]
+        # room in the FIFO for this cycle's request, from a register: it had room for two in
+        # the cycle before (it never fills: the file answers five cycles after a take)
+        room = Signal(init=1)
+        m.d.sync += room.eq(who.level < who.depth - 1)
+        taken = Cat(vgprs.read[i].valid & vgprs.read[i].ready for i in range(n))   # one-hot
         for i, u in enumerate(units):
-            m.d.comb += u.read.ready.eq(rd.ready & who.w_rdy & grant[i])
-        with m.If(rd.valid & rd.ready):
-            m.d.sync += turn.eq(_onehot(grant, [Const((i + 1) % n, range(n))
-                                                for i in range(n)]))
+            m.d.comb += [vgprs.read[i].valid.eq(u.read.valid & room),
+                         vgprs.read[i].payload.eq(u.read.payload),
+                         u.read.ready.eq(vgprs.read[i].ready & room)]
+        m.d.comb += [who.w_data.eq(onehot_index(taken)), who.w_en.eq(taken.any())]
         ops = vgprs.operands
         m.d.comb += who.r_en.eq(ops.valid)
         for i, u in enumerate(units):

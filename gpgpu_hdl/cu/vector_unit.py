@@ -332,7 +332,7 @@ class VectorSlice(wiring.Component):
         m = Module()
         m.submodules.unit = unit = self._unit
         m.submodules.vgprs = vgprs = self._file
-        wiring.connect(m, unit.read, vgprs.read)
+        wiring.connect(m, unit.read, vgprs.read[0])
         wiring.connect(m, vgprs.operands, unit.operands)
         wiring.connect(m, wiring.flipped(self.issue), unit.issue)
         wiring.connect(m, unit.done, wiring.flipped(self.done))

@@ -35,6 +35,7 @@ from amaranth.lib.wiring import In, Out
 from .bram import RegisteredRam
 from .copy_register import CopyRegister
 from .dsp import check_style
+from .onehot import onehot_mux
 
 __all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
 
@@ -70,6 +71,8 @@ class VgprFile(wiring.Component):
         VGPRs per wave slot (a multiple of :data:`BANKS`).
     sources : int
         Register operands one read request names (at most), e.g. 6 for three 64-bit sources.
+    readers : int
+        Units that send read requests, each on its own ``read`` stream.
     ram : str
         How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
         ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances whose own
@@ -77,11 +80,14 @@ class VgprFile(wiring.Component):
 
     Members
     -------
-    read : In(stream.Signature(read_layout))
-        A pass's operands to read: ``slot``, ``pass_``, and per source ``reg`` with ``valid``.
-        Taken (``ready``) when the schedule stage is empty or its request has its last turn in
-        this cycle: a request with no two registers in one bank has one turn, in the cycle
-        after it is taken, one with conflicts as many as its busiest bank has registers.
+    read : In(stream.Signature(read_layout)).array(readers)
+        Per reader, a pass's operands to read: ``slot``, ``pass_``, and per source ``reg``
+        with ``valid``. One request is taken (``ready``) when the schedule stage is empty or
+        its request has its last turn in this cycle, of the readers asking the first at or
+        after the one after the reader taken last (rotating priority): a request with no two
+        registers in one bank has one turn, in the cycle after it is taken, one with
+        conflicts as many as its busiest bank has registers. The operands come back in the
+        order the requests are taken.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for
         a source not named, ``valid`` 0), four cycles after its last turn (five after it is
@@ -96,20 +102,20 @@ class VgprFile(wiring.Component):
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
-                 sources: int = 3, ram: str = "generic") -> None:
+                 sources: int = 3, readers: int = 1, ram: str = "generic") -> None:
         check_style(ram, "ram style")
         if lanes not in (1, 2, 4, 8, 16, 32, 64):
             raise ValueError(f"lanes must be one of 1, 2, 4, 8, 16, 32, 64, not {lanes}")
-        if slots < 1 or vgprs < BANKS or vgprs % BANKS or sources < 1:
-            raise ValueError(f"need slots >= 1, vgprs a multiple of {BANKS} and sources >= 1, "
-                             f"not {slots}, {vgprs}, {sources}")
+        if slots < 1 or vgprs < BANKS or vgprs % BANKS or sources < 1 or readers < 1:
+            raise ValueError(f"need slots >= 1, vgprs a multiple of {BANKS}, sources >= 1 and "
+                             f"readers >= 1, not {slots}, {vgprs}, {sources}, {readers}")
         self._lanes, self._slots, self._vgprs, self._sources = lanes, slots, vgprs, sources
         self._passes = 64 // lanes
         self._ram = ram
         self.read_layout, self.operand_layout, self.write_layout = vgpr_layouts(
             lanes=lanes, slots=slots, vgprs=vgprs, sources=sources)
         super().__init__({
-            "read": In(stream.Signature(self.read_layout)),
+            "read": In(stream.Signature(self.read_layout)).array(readers),
             "operands": Out(stream.Signature(self.operand_layout, always_ready=True)),
             "write": In(stream.Signature(self.write_layout, always_ready=True)),
             "conflict": Out(1),
@@ -138,10 +144,59 @@ class VgprFile(wiring.Component):
         width = max(1, (self.rows - 1).bit_length())
         return ((slot * per_slot + reg // BANKS) * self._passes + pass_)[:width]
 
+    def _plan_layout(self) -> data.StructLayout:
+        """A request's read plan (:meth:`_plan`): its ``slot`` and ``pass_``, per source its
+        bank ``row``, the bank it ``reads`` (one-hot; 0 when an earlier source names the same
+        register or it names none), its ``turn``, whether it ``loads`` an operand and in which
+        turn (``load_turn``), its ``bank``; ``one_turn``: no two different registers share a
+        bank."""
+        n = self._sources
+        return data.StructLayout({
+            "slot": range(self._slots), "pass_": range(self._passes),
+            "row": data.ArrayLayout(range(self.rows), n), "reads": data.ArrayLayout(BANKS, n),
+            "turn": data.ArrayLayout(range(n), n), "loads": data.ArrayLayout(1, n),
+            "load_turn": data.ArrayLayout(range(n), n),
+            "bank": data.ArrayLayout(range(BANKS), n), "one_turn": 1})
+
+    def _plan(self, m, req, layout, name):
+        """The read plan of request ``req`` (:meth:`_plan_layout`), combinational. (A plain
+        signal viewed as the layout: Amaranth names a layout signal's elements, and Yosys'
+        ABC9 fails on those names beside the signal's own bits, as YosysHQ/yosys#4349.)"""
+        n = self._sources
+        plan = data.View(layout, Signal(layout.size, name=name))
+        regs = req.regs
+        first = [Signal(name=f"{name}_first{i}") for i in range(n)]
+        turn = [Signal(range(n), name=f"{name}_turn{i}") for i in range(n)]
+        bank_of = [regs[i].reg % BANKS for i in range(n)]
+        same = {(j, i): regs[j].valid & (regs[j].reg == regs[i].reg)
+                for i in range(n) for j in range(i)}
+        for i in range(n):
+            named_before = Cat(*(same[j, i] for j in range(i)))
+            m.d.comb += first[i].eq(regs[i].valid & ~named_before.any())
+            ahead = [first[j] & (bank_of[j] == bank_of[i]) for j in range(i)]
+            m.d.comb += turn[i].eq(sum(ahead) if ahead else 0)
+        # a repeated register loads in its first naming's turn: of the sources before it
+        # and itself, the one that is a first naming of the same register (one at most)
+        for i in range(n):
+            pick = Mux(first[i], turn[i], 0)
+            for j in range(i):
+                pick = pick | Mux(first[j] & same[j, i], turn[j], 0)
+            hot = Cat(bank_of[i] == b for b in range(BANKS))
+            m.d.comb += [plan.row[i].eq(self._row(req.slot, regs[i].reg, req.pass_)),
+                         plan.reads[i].eq(hot & first[i].replicate(BANKS)),
+                         plan.turn[i].eq(turn[i]), plan.loads[i].eq(regs[i].valid),
+                         plan.load_turn[i].eq(pick), plan.bank[i].eq(bank_of[i])]
+        # a conflict: two different registers in one bank (the request takes more than one
+        # turn), from the register numbers alone, not through the turns
+        clash = Cat(*(regs[i].valid & regs[j].valid & (bank_of[i] == bank_of[j])
+                      & (regs[i].reg != regs[j].reg) for i in range(n) for j in range(i)))
+        m.d.comb += [plan.slot.eq(req.slot), plan.pass_.eq(req.pass_),
+                     plan.one_turn.eq(~clash.any())]
+        return plan
+
     def elaborate(self, platform):
         m = Module()
         n = self._sources
-        req = self.read.payload
 
         # each bank: a lane's word a row, one write enable per lane; its read data come from
         # the bank registers (stage 4) two cycles after the row
@@ -167,38 +222,35 @@ class VgprFile(wiring.Component):
             m.d.comb += [bank.write_addr.eq(w_row), bank.write_data.eq(w_data),
                          bank.write_en.eq(w_en)]
 
-        # --- stage 1, schedule: the request's read plan, computed as it is taken. A source is
-        # read only at its register's first naming; its turn is the number of registers of
+        # --- stage 1, schedule: the request's read plan, registered as it is taken. A source
+        # is read only at its register's first naming; its turn is the number of registers of
         # its bank first named before it. A repeated register loads its operand from the read
-        # of its first naming (same bank, same cycle). ---------------------------------------
-        regs = req.regs
-        first = [Signal(name=f"first{i}") for i in range(n)]
-        turn = [Signal(range(n), name=f"turn{i}") for i in range(n)]
-        load_turn = [Signal(range(n), name=f"load_turn{i}") for i in range(n)]
-        bank_of = [regs[i].reg % BANKS for i in range(n)]
-        same = {(j, i): regs[j].valid & (regs[j].reg == regs[i].reg)
-                for i in range(n) for j in range(i)}
-        for i in range(n):
-            named_before = Cat(*(same[j, i] for j in range(i)))
-            m.d.comb += first[i].eq(regs[i].valid & ~named_before.any())
-            ahead = [first[j] & (bank_of[j] == bank_of[i]) for j in range(i)]
-            m.d.comb += turn[i].eq(sum(ahead) if ahead else 0)
-        # a repeated register loads in its first naming's turn: of the sources before it
-        # and itself, the one that is a first naming of the same register (one at most)
-        for i in range(n):
-            pick = Mux(first[i], turn[i], 0)
-            for j in range(i):
-                pick = pick | Mux(first[j] & same[j, i], turn[j], 0)
-            m.d.comb += load_turn[i].eq(pick)
-        # a conflict: two different registers in one bank (the request takes more than one
-        # turn), from the register numbers alone, not through the turns
-        clash = Cat(*(regs[i].valid & regs[j].valid & (bank_of[i] == bank_of[j])
-                      & (regs[i].reg != regs[j].reg) for i in range(n) for j in range(i)))
+        # of its first naming (same bank, same cycle). Each reader's plan is worked out from
+        # its request alone, and the one taken is chosen by AND-OR, so that the choice among
+        # the readers (from their ``valid``) and the plan are side by side, not one path. ----
+        plan_layout = self._plan_layout()
+        plans = [self._plan(m, rd.payload, plan_layout, f"plan{r}")
+                 for r, rd in enumerate(self.read)]
+        # the readers in turn: the first asking at or after ``r_turn`` (each grant bit a
+        # function of ``r_turn`` and the requests' ``valid`` alone)
+        readers = len(self.read)
+        r_turn = Signal(range(readers), name="r_turn")
+        grant = Signal(readers, name="grant")           # one-hot
+        asking = Cat(rd.valid for rd in self.read)
+        with m.Switch(r_turn):
+            for t in range(readers):
+                with m.Case(t):
+                    for u in reversed([(t + off) % readers for off in range(readers)]):
+                        with m.If(asking[u]):
+                            m.d.comb += grant.eq(1 << u)
+        # (a plain signal viewed as the plan: see ``_plan``)
+        plan = data.View(plan_layout, Signal(plan_layout.size, name="plan"))
+        m.d.comb += plan.eq(onehot_mux(grant, plans))
 
         s_valid = Signal()
         # the plan's registers have no reset: s_valid says when they hold a request
-        s_slot = Signal.like(req.slot, name="s_slot", reset_less=True)
-        s_pass = Signal.like(req.pass_, name="s_pass", reset_less=True)
+        s_slot = Signal.like(plan.slot, name="s_slot", reset_less=True)
+        s_pass = Signal.like(plan.pass_, name="s_pass", reset_less=True)
         s_row = [Signal(range(self.rows), name=f"s_row{i}", reset_less=True) for i in range(n)]
         s_reads = [Signal(BANKS, name=f"s_reads{i}", reset_less=True)     # bank, if read here
                    for i in range(n)]
@@ -209,10 +261,13 @@ class VgprFile(wiring.Component):
         s_bank = [Signal(range(BANKS), name=f"s_bank{i}", reset_less=True) for i in range(n)]
         k = Signal(range(n))                        # the turn being read
         # s_done: the request does its last read in this cycle (no source read in a later
-        # turn), kept in a register so that ``ready`` comes straight from registers
+        # turn), kept in a register so that ``ready`` comes straight from registers and the
+        # grant
         s_done = Signal()
-        m.d.comb += [self.read.ready.eq(~s_valid | s_done),
-                     self.conflict.eq(s_valid & ~s_done)]
+        room = ~s_valid | s_done
+        for r, rd in enumerate(self.read):
+            m.d.comb += rd.ready.eq(room & grant[r])
+        m.d.comb += self.conflict.eq(s_valid & ~s_done)
         with m.If(s_valid):
             m.d.sync += k.eq(Mux(s_done, 0, k + 1))
         with m.If(s_valid & ~s_done):
@@ -220,17 +275,16 @@ class VgprFile(wiring.Component):
                                        for i in range(n)).any())
         with m.Else():
             m.d.sync += s_done.eq(0)
-        with m.If(self.read.valid & self.read.ready):
-            m.d.sync += [s_valid.eq(1), s_slot.eq(req.slot), s_pass.eq(req.pass_),
-                         s_done.eq(~clash.any())]
+        with m.If(room & asking.any()):
+            m.d.sync += [s_valid.eq(1), s_slot.eq(plan.slot), s_pass.eq(plan.pass_),
+                         s_done.eq(plan.one_turn),
+                         r_turn.eq(onehot_mux(grant, [(r + 1) % readers
+                                                      for r in range(readers)]))]
             for i in range(n):
-                hot = Cat(bank_of[i] == b for b in range(BANKS))
-                m.d.sync += [s_row[i].eq(self._row(req.slot, regs[i].reg, req.pass_)),
-                             s_reads[i].eq(hot & first[i].replicate(BANKS)),
-                             s_turn[i].eq(turn[i]),
-                             s_loads[i].eq(regs[i].valid),
-                             s_load_turn[i].eq(load_turn[i]),
-                             s_bank[i].eq(bank_of[i])]
+                m.d.sync += [s_row[i].eq(plan.row[i]), s_reads[i].eq(plan.reads[i]),
+                             s_turn[i].eq(plan.turn[i]), s_loads[i].eq(plan.loads[i]),
+                             s_load_turn[i].eq(plan.load_turn[i]),
+                             s_bank[i].eq(plan.bank[i])]
         with m.Elif(s_done):
             m.d.sync += s_valid.eq(0)
 

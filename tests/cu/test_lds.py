@@ -103,13 +103,13 @@ class Bench(wiring.Component):
             m.d.comb += getattr(unit.issue.payload, name).eq(getattr(self.issue.payload, name))
         m.d.comb += issue_control(unit.issue.payload, self.ctl)
         with m.If(self.tb_mode):
-            m.d.comb += [file.read.valid.eq(self.tb_read.valid),
-                         file.read.payload.eq(self.tb_read.payload),
-                         self.tb_read.ready.eq(file.read.ready)]
+            m.d.comb += [file.read[0].valid.eq(self.tb_read.valid),
+                         file.read[0].payload.eq(self.tb_read.payload),
+                         self.tb_read.ready.eq(file.read[0].ready)]
         with m.Else():
-            m.d.comb += [file.read.valid.eq(unit.read.valid),
-                         file.read.payload.eq(unit.read.payload),
-                         unit.read.ready.eq(file.read.ready)]
+            m.d.comb += [file.read[0].valid.eq(unit.read.valid),
+                         file.read[0].payload.eq(unit.read.payload),
+                         unit.read.ready.eq(file.read[0].ready)]
         m.d.comb += [unit.operands.valid.eq(file.operands.valid & ~self.tb_mode),
                      unit.operands.payload.eq(file.operands.payload),
                      self.tb_operands.valid.eq(file.operands.valid & self.tb_mode),

@@ -74,9 +74,9 @@ class Bench(wiring.Component):
         wiring.connect(m, unit.done, wiring.flipped(self.done))
         wiring.connect(m, file.operands, unit.operands)
         m.d.comb += [
-            file.read.payload.eq(unit.read.payload),
-            file.read.valid.eq(unit.read.valid & ~self.read_stall),
-            unit.read.ready.eq(file.read.ready & ~self.read_stall),
+            file.read[0].payload.eq(unit.read.payload),
+            file.read[0].valid.eq(unit.read.valid & ~self.read_stall),
+            unit.read.ready.eq(file.read[0].ready & ~self.read_stall),
             unit.write.ready.eq(~self.write_stall & ~self.fill.valid),
             self.fill.ready.eq(1),
             file.write.valid.eq(self.fill.valid | (unit.write.valid & ~self.write_stall)),

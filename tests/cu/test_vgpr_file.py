@@ -60,12 +60,12 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
                     if mask >> lane & 1:
                         model[slot][reg][p * lanes + lane] = values[lane]
             slot, p, regs = request()
-            ctx.set(dut.read.payload, {"slot": slot, "pass_": p, "regs": [
+            ctx.set(dut.read[0].payload, {"slot": slot, "pass_": p, "regs": [
                 {"reg": r or 0, "valid": r is not None} for r in regs]})
-            ctx.set(dut.read.valid, 1)
-            _, _, ready = await ctx.tick().sample(dut.read.ready)
+            ctx.set(dut.read[0].valid, 1)
+            _, _, ready = await ctx.tick().sample(dut.read[0].ready)
             assert ready                                    # the file was idle: taken at once
-            ctx.set(dut.read.valid, 0)
+            ctx.set(dut.read[0].valid, 0)
             cycles = waited = 0
             while not ctx.get(dut.operands.valid):
                 cycles += 1
@@ -95,16 +95,16 @@ def test_conflict_free_requests_go_at_one_per_cycle():
     requests = [[0, 1, 2], [4, 5, 7], [3, 3, 3], [0, None, 6]]
 
     async def bench(ctx):
-        ctx.set(dut.read.valid, 1)
+        ctx.set(dut.read[0].valid, 1)
         accepted, bundles = [], []
         for cycle in range(len(requests) + 5):
             if cycle < len(requests):
-                ctx.set(dut.read.payload, {"slot": 1, "pass_": 2, "regs": [
+                ctx.set(dut.read[0].payload, {"slot": 1, "pass_": 2, "regs": [
                     {"reg": r or 0, "valid": r is not None} for r in requests[cycle]]})
             else:
-                ctx.set(dut.read.valid, 0)
+                ctx.set(dut.read[0].valid, 0)
             _, _, ready, valid, conflict = await ctx.tick().sample(
-                dut.read.ready, dut.operands.valid, dut.conflict)
+                dut.read[0].ready, dut.operands.valid, dut.conflict)
             if ready and cycle < len(requests):
                 accepted.append(cycle)
             if valid:
@@ -114,6 +114,65 @@ def test_conflict_free_requests_go_at_one_per_cycle():
         assert bundles == [5, 6, 7, 8]            # each five cycles after it was taken
 
     simulate(dut, bench, clock=1e-8)
+
+
+def test_readers_are_taken_in_turn_each_with_its_own_plan():
+    """Three readers asking at once are taken in rotating order (a reader that stops asking is
+    passed over), one request a cycle when it has one turn; each one's operands, in the order
+    taken, are its registers' values (with a conflict, a register named twice, a source not
+    named)."""
+    lanes, slots, vgprs = 16, 2, 8
+    dut = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=3, readers=3)
+    requests = [(0, 1, [0, 1, 2]), (1, 2, [4, 0, None]), (1, 3, [5, 5, 3])]
+    wanted = [3, 1, 2]                      # requests each reader makes
+    taken, bundles = [], []
+
+    def value(slot, reg, p, lane):
+        return (slot << 24) | (reg << 16) | (p << 8) | lane
+
+    async def bench(ctx):
+        for slot in range(slots):
+            for reg in range(vgprs):
+                for p in range(64 // lanes):
+                    ctx.set(dut.write.payload, {
+                        "slot": slot, "pass_": p, "reg": reg, "mask": (1 << lanes) - 1,
+                        "data": [value(slot, reg, p, lane) for lane in range(lanes)]})
+                    ctx.set(dut.write.valid, 1)
+                    await ctx.tick()
+        ctx.set(dut.write.valid, 0)
+        for r, (slot, p, regs) in enumerate(requests):
+            ctx.set(dut.read[r].payload, {"slot": slot, "pass_": p, "regs": [
+                {"reg": reg or 0, "valid": reg is not None} for reg in regs]})
+        made = [0, 0, 0]
+        for cycle in range(20):
+            asking = [made[r] < wanted[r] for r in range(3)]
+            for r in range(3):
+                ctx.set(dut.read[r].valid, asking[r])
+            _, _, *ready, valid, slot, p, data = await ctx.tick().sample(
+                *(dut.read[r].ready for r in range(3)), dut.operands.valid,
+                dut.operands.payload.slot, dut.operands.payload.pass_,
+                dut.operands.payload.data)
+            for r in range(3):
+                if asking[r] and ready[r]:
+                    taken.append((cycle, r))
+                    made[r] += 1
+            if valid:
+                bundles.append((slot, p, [[data[i][lane] for lane in range(lanes)]
+                                          for i in range(3)]))
+
+    simulate(dut, bench, clock=1e-8)
+    # reader 1's request has two registers in bank 0: two turns, so the next is taken a
+    # cycle later
+    assert taken == [(0, 0), (1, 1), (3, 2), (4, 0), (5, 2), (6, 0)]
+    order = [r for _, r in taken]
+    assert len(bundles) == len(order)
+    for r, (slot, p, data) in zip(order, bundles, strict=True):
+        want_slot, want_pass, regs = requests[r]
+        assert (slot, p) == (want_slot, want_pass)
+        for i, reg in enumerate(regs):
+            want = [0] * lanes if reg is None else [value(want_slot, reg, want_pass, lane)
+                                                     for lane in range(lanes)]
+            assert data[i] == want, (r, i)
 
 
 def test_refuses_bad_shapes():
