@@ -237,8 +237,7 @@ class PipelinedComputeUnit(wiring.Component):
         if has_lds:
             lds = cleared("lds", LdsUnit(lanes=L, slots=W, vgprs=NV, lds_bytes=cfg.lds_bytes,
                                          atomics=plan.lds_atomics, ram=self._ram))
-        self._vgpr_reads(m, vgprs, [valu, lsu, slow] + ([lds] if has_lds else []),
-                         clear=clear)
+        self._vgpr_reads(m, vgprs, [valu, lsu, slow] + ([lds] if has_lds else []))
         if self._shared_grid:
             offer, grid_done = self.groups, self.grid_done
         else:
@@ -1416,29 +1415,14 @@ class PipelinedComputeUnit(wiring.Component):
         return act
 
     @staticmethod
-    def _vgpr_reads(m, vgprs, units, *, clear):
+    def _vgpr_reads(m, vgprs, units):
         """The VGPR file's readers, ``units`` (each with ``read`` and ``operands``; the file
-        takes their requests in turn); the operands go back to the unit that asked, in the
-        order of the requests (a FIFO of who asked)."""
-        n = len(units)
-        who = ResetInserter({"sync": clear})(fifo.SyncFIFO(width=max(1, (n - 1).bit_length()),
-                                                           depth=16))
-        m.submodules.vgpr_readers = who
-        # room in the FIFO for this cycle's request, from a register: it had room for two in
-        # the cycle before (it never fills: the file answers five cycles after a take)
-        room = Signal(init=1)
-        m.d.sync += room.eq(who.level < who.depth - 1)
-        taken = Cat(vgprs.read[i].valid & vgprs.read[i].ready for i in range(n))   # one-hot
+        takes their requests in turn); the operands go back to the unit that asked (the
+        file's ``reader``)."""
         for i, u in enumerate(units):
-            m.d.comb += [vgprs.read[i].valid.eq(u.read.valid & room),
-                         vgprs.read[i].payload.eq(u.read.payload),
-                         u.read.ready.eq(vgprs.read[i].ready & room)]
-        m.d.comb += [who.w_data.eq(onehot_index(taken)), who.w_en.eq(taken.any())]
-        ops = vgprs.operands
-        m.d.comb += who.r_en.eq(ops.valid)
-        for i, u in enumerate(units):
-            m.d.comb += [u.operands.payload.eq(ops.payload),
-                         u.operands.valid.eq(ops.valid & (who.r_data == i))]
+            wiring.connect(m, u.read, vgprs.read[i])
+            m.d.comb += [u.operands.payload.eq(vgprs.operands.payload),
+                         u.operands.valid.eq(vgprs.operands.valid & (vgprs.reader == i))]
 
     @staticmethod
     def _memory_port(m, req, rsp, loading, smem, lsu, clear):

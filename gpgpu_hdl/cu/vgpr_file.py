@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 from .bram import RegisteredRam
 from .copy_register import CopyRegister
 from .dsp import check_style
-from .onehot import onehot_mux
+from .onehot import onehot_index, onehot_mux
 
 __all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
 
@@ -87,7 +87,7 @@ class VgprFile(wiring.Component):
         after the one after the reader taken last (rotating priority): a request with no two
         registers in one bank has one turn, in the cycle after it is taken, one with
         conflicts as many as its busiest bank has registers. The operands come back in the
-        order the requests are taken.
+        order the requests are taken, with ``reader``.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for
         a source not named, ``valid`` 0), four cycles after its last turn (five after it is
@@ -99,6 +99,8 @@ class VgprFile(wiring.Component):
         cost about 3,500 LUT4 at 16 lanes.)
     conflict : Out(1)
         High in each cycle a request waits on a bank conflict (its reads but the last).
+    reader : Out(range(readers))
+        Which reader's request ``operands`` holds (with ``operands.valid``).
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
@@ -119,6 +121,7 @@ class VgprFile(wiring.Component):
             "operands": Out(stream.Signature(self.operand_layout, always_ready=True)),
             "write": In(stream.Signature(self.write_layout, always_ready=True)),
             "conflict": Out(1),
+            "reader": Out(range(readers)),
         })
 
     @property
@@ -251,6 +254,7 @@ class VgprFile(wiring.Component):
         # the plan's registers have no reset: s_valid says when they hold a request
         s_slot = Signal.like(plan.slot, name="s_slot", reset_less=True)
         s_pass = Signal.like(plan.pass_, name="s_pass", reset_less=True)
+        s_reader = Signal(range(readers), name="s_reader", reset_less=True)
         s_row = [Signal(range(self.rows), name=f"s_row{i}", reset_less=True) for i in range(n)]
         s_reads = [Signal(BANKS, name=f"s_reads{i}", reset_less=True)     # bank, if read here
                    for i in range(n)]
@@ -277,7 +281,7 @@ class VgprFile(wiring.Component):
             m.d.sync += s_done.eq(0)
         with m.If(room & asking.any()):
             m.d.sync += [s_valid.eq(1), s_slot.eq(plan.slot), s_pass.eq(plan.pass_),
-                         s_done.eq(plan.one_turn),
+                         s_reader.eq(onehot_index(grant)), s_done.eq(plan.one_turn),
                          r_turn.eq(onehot_mux(grant, [(r + 1) % readers
                                                       for r in range(readers)]))]
             for i in range(n):
@@ -328,7 +332,8 @@ class VgprFile(wiring.Component):
                 m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
         m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3, reset_less=False)),
                      self.operands.payload.slot.eq(delayed(s_slot, "slot", 3)),
-                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 3))]
+                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 3)),
+                     self.reader.eq(delayed(s_reader, "reader", 3))]
         return m
 
 

@@ -119,8 +119,8 @@ def test_conflict_free_requests_go_at_one_per_cycle():
 def test_readers_are_taken_in_turn_each_with_its_own_plan():
     """Three readers asking at once are taken in rotating order (a reader that stops asking is
     passed over), one request a cycle when it has one turn; each one's operands, in the order
-    taken, are its registers' values (with a conflict, a register named twice, a source not
-    named)."""
+    taken and marked with its reader, are its registers' values (with a conflict, a register
+    named twice, a source not named)."""
     lanes, slots, vgprs = 16, 2, 8
     dut = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=3, readers=3)
     requests = [(0, 1, [0, 1, 2]), (1, 2, [4, 0, None]), (1, 3, [5, 5, 3])]
@@ -148,8 +148,8 @@ def test_readers_are_taken_in_turn_each_with_its_own_plan():
             asking = [made[r] < wanted[r] for r in range(3)]
             for r in range(3):
                 ctx.set(dut.read[r].valid, asking[r])
-            _, _, *ready, valid, slot, p, data = await ctx.tick().sample(
-                *(dut.read[r].ready for r in range(3)), dut.operands.valid,
+            _, _, *ready, valid, reader, slot, p, data = await ctx.tick().sample(
+                *(dut.read[r].ready for r in range(3)), dut.operands.valid, dut.reader,
                 dut.operands.payload.slot, dut.operands.payload.pass_,
                 dut.operands.payload.data)
             for r in range(3):
@@ -157,8 +157,8 @@ def test_readers_are_taken_in_turn_each_with_its_own_plan():
                     taken.append((cycle, r))
                     made[r] += 1
             if valid:
-                bundles.append((slot, p, [[data[i][lane] for lane in range(lanes)]
-                                          for i in range(3)]))
+                bundles.append((reader, slot, p, [[data[i][lane] for lane in range(lanes)]
+                                                  for i in range(3)]))
 
     simulate(dut, bench, clock=1e-8)
     # reader 1's request has two registers in bank 0: two turns, so the next is taken a
@@ -166,9 +166,9 @@ def test_readers_are_taken_in_turn_each_with_its_own_plan():
     assert taken == [(0, 0), (1, 1), (3, 2), (4, 0), (5, 2), (6, 0)]
     order = [r for _, r in taken]
     assert len(bundles) == len(order)
-    for r, (slot, p, data) in zip(order, bundles, strict=True):
+    for r, (reader, slot, p, data) in zip(order, bundles, strict=True):
         want_slot, want_pass, regs = requests[r]
-        assert (slot, p) == (want_slot, want_pass)
+        assert (reader, slot, p) == (r, want_slot, want_pass)
         for i, reg in enumerate(regs):
             want = [0] * lanes if reg is None else [value(want_slot, reg, want_pass, lane)
                                                      for lane in range(lanes)]
