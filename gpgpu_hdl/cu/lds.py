@@ -78,6 +78,7 @@ from .bram import LATENCY as RAM_LATENCY
 from .bram import RegisteredRam
 from .decode import AtomicOp, MemKind
 from .dsp import check_style
+from .counter import below_next, count_next
 from .landing import LandingRam
 from .vgpr_file import vgpr_layouts
 
@@ -365,13 +366,8 @@ class LdsUnit(wiring.Component):
 
         l_take = Signal()                           # a pass's operands asked for
         l_free = Signal()                           # a pass's operands walked
-        # (the count and its room for each of the four ways the cycle can go, from the count
-        # alone: ``l_take`` and ``l_free``, late in the cycle, select rather than feed an
-        # adder and a compare; a pass is freed only when the count is not 0)
-        m.d.sync += [l_used.eq(Mux(l_take, Mux(l_free, l_used, l_used + 1),
-                                   Mux(l_free, l_used - 1, l_used))),
-                     l_room.eq(Mux(l_take, Mux(l_free, l_used < LANDING, l_used < LANDING - 1),
-                                   Mux(l_free, 1, l_used < LANDING)))]
+        m.d.sync += [l_used.eq(count_next(l_used, l_take, l_free)),
+                     l_room.eq(below_next(l_used, l_take, l_free, LANDING))]
 
         def take():
             """Take an instruction if one comes, with its constants: the limit less the
@@ -446,9 +442,7 @@ class LdsUnit(wiring.Component):
                 m.d.sync += l_wptr[x].eq(Mux(l_wptr[x] == LANDING - 1, 0, l_wptr[x] + 1))
             with m.If(l_pop[x]):
                 m.d.sync += l_rptr[x].eq(Mux(l_rptr[x] == LANDING - 1, 0, l_rptr[x] + 1))
-            # (``l_pop``, late in the cycle, selects rather than feeds the adder)
-            up = l_count[x] + o_we[x]
-            m.d.sync += l_count[x].eq(Mux(l_pop[x], up - 1, up))
+            m.d.sync += l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x]))
         # A's ADDR words in LUT RAM, read in the walker's cycle
         addr_mem = memory.Memory(shape=data.ArrayLayout(32, lanes), depth=LANDING, init=[])
         m.submodules.land_addr = addr_mem

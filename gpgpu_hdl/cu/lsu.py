@@ -114,6 +114,7 @@ from .copy_register import CopyRegister
 from .core import LoadTraceLayout, MemRequest, MemResponse
 from .decode import AtomicOp, MemKind
 from .dsp import Mul18, check_style
+from .counter import below_next, count_next
 from .landing import LandingRam
 from .vgpr_file import vgpr_layouts
 
@@ -363,9 +364,12 @@ class BufferUnit(wiring.Component):
         q_atomic = Signal(name="q_atomic")
         q_need0 = Signal(name="q_need0")           # vaddr is read
         q_need1 = Signal(name="q_need1")           # vaddr + 1 is read
-        q_any = Signal(passes, name="q_any")       # the passes with an EXEC bit set
+        # the passes with an EXEC bit set, from the one at q_pass on (shifted as it moves on)
+        q_any = Signal(passes, name="q_any")
         q_first = Signal(passes * (lanes - 1).bit_length(), name="q_first")  # their lowest
+        q_reads = Signal(name="q_reads")           # reads VGPRs: vaddr or VDATA
         l_used = Signal(range(land + 1), name="l_used")    # passes asked for, not yet walked
+        l_room = Signal(init=1, name="l_room")     # l_used < land, registered
 
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=land)
         m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
@@ -376,7 +380,7 @@ class BufferUnit(wiring.Component):
         vsharp = q.vsharp
         records, stride = vsharp[64:96], vsharp[48:62]
         size_bytes = Mux(q.size == 4, Mux(q_atomic, 4, q.dwords << 2), q.size)
-        reads = q_need0 | q_store
+        reads = q_reads
         two = q_store & (q.dwords >= 2)
         exec_p = q.exec.word_select(q_pass, lanes)
 
@@ -384,7 +388,7 @@ class BufferUnit(wiring.Component):
         m.d.comb += [
             job.slot.eq(q.slot), job.pass_.eq(q_pass), job.exec.eq(exec_p),
             job.first.eq(q_first.word_select(q_pass, (lanes - 1).bit_length())),
-            job.final.eq(~(q_any >> 1 >> q_pass).any()),
+            job.final.eq(~q_any[1:].any()),
             job.reads.eq(reads), job.two.eq(two), job.store.eq(q_store),
             job.dwords.eq(q.dwords), job.size.eq(q.size), job.signed.eq(q.signed),
             job.offen.eq(q.offen), job.idxen.eq(q.idxen), job.addr64.eq(q.addr64),
@@ -410,7 +414,8 @@ class BufferUnit(wiring.Component):
 
         l_take = Signal()                           # a pass's operands asked for
         l_free = Signal()                           # a pass's operands walked
-        m.d.sync += l_used.eq(l_used + l_take - l_free)
+        m.d.sync += [l_used.eq(count_next(l_used, l_take, l_free)),
+                     l_room.eq(below_next(l_used, l_take, l_free, land))]
 
         with m.FSM(name="seq") as seq:
             def take_issue():
@@ -422,6 +427,8 @@ class BufferUnit(wiring.Component):
                                  q_store.eq((ins.kind == MemKind.STORE) | atomic),
                                  q_atomic.eq(atomic),
                                  q_need0.eq(ins.offen | ins.idxen | ins.addr64),
+                                 q_reads.eq(ins.offen | ins.idxen | ins.addr64 |
+                                            (ins.kind == MemKind.STORE) | atomic),
                                  q_need1.eq(ins.addr64 | (ins.offen & ins.idxen)),
                                  q_any.eq(Cat(ins.exec.word_select(p, lanes).any()
                                               for p in range(passes)))]
@@ -454,9 +461,9 @@ class BufferUnit(wiring.Component):
                     m.d.comb += [requests.w_en.eq(requests.w_rdy), route.w_en.eq(requests.w_rdy),
                                  advance.eq(requests.w_rdy)]
                     m.d.sync += q_half.eq(~requests.w_rdy)
-                with m.Elif(~q_any.bit_select(q_pass, 1)):    # (exec_p.any(), registered)
+                with m.Elif(~q_any[0]):                     # (exec_p.any(), registered)
                     m.d.comb += advance.eq(1)
-                with m.Elif(jobs.w_rdy & (~reads | ((l_used < land) & requests.w_rdy))):
+                with m.Elif(jobs.w_rdy & (~reads | (l_room & requests.w_rdy))):
                     m.d.comb += jobs.w_en.eq(1)
                     with m.If(reads):
                         m.d.comb += [requests.w_en.eq(1), route.w_en.eq(1), l_take.eq(1)]
@@ -465,7 +472,7 @@ class BufferUnit(wiring.Component):
                     with m.Else():
                         m.d.comb += advance.eq(1)
                 with m.If(advance):
-                    m.d.sync += q_pass.eq(q_pass + 1)
+                    m.d.sync += [q_pass.eq(q_pass + 1), q_any.eq(q_any >> 1)]
                     with m.If(q_pass == passes - 1):
                         m.next = "IDLE"
             with m.State("MARK"):
@@ -500,9 +507,8 @@ class BufferUnit(wiring.Component):
             with m.If(arriving[x]):
                 m.d.sync += l_wptr[x].eq(bump(l_wptr[x]))
             m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
-            # (``l_pop``, late in the cycle, selects rather than feeds the adder)
-            up = l_count[x] + o_we[x]
-            m.d.sync += [l_rptr[x].eq(l_rnext[x]), l_count[x].eq(Mux(l_pop[x], up - 1, up))]
+            m.d.sync += [l_rptr[x].eq(l_rnext[x]),
+                         l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x]))]
         # where the A passes' runs start: lane 0, and each lane whose address words
         # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it; and
         # which lanes of the pass's upper half have the address words of their *twin*, the lane
@@ -539,11 +545,7 @@ class BufferUnit(wiring.Component):
         l_prep = Signal()                           # a pass's starts are read
         with m.If(l_prep):
             m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
-        # (the count after this cycle's landing, less one if a pass is prepared: ``l_prep``,
-        # late in the cycle, selects rather than feeds the adder)
-        l_landed_up = Signal(range(land + 1), name="l_landed_up")
-        m.d.comb += l_landed_up.eq(l_landed + lc_we)
-        m.d.sync += l_landed.eq(Mux(l_prep, l_landed_up - 1, l_landed_up))
+        m.d.sync += l_landed.eq(count_next(l_landed, lc_we, l_prep))
         h_starts = Signal(lanes, name="h_starts")
         h_twins = Signal(half, name="h_twins")
 
