@@ -633,10 +633,11 @@ class PipelinedComputeUnit(wiring.Component):
                      buf_credit.eq(buf_credit - issue_buf + buf_credit_back),
                      slow_credit.eq(slow_credit - issue_slow + slow_credit_back),
                      lds_credit.eq(lds_credit - issue_lds + lds_credit_back)]
-        # an idle cycle's cause: the first that holds for some wave (CountersLayout). Which
-        # hold is registered, and the first of them counted in the cycle after if nothing was
-        # issued (``i0_valid`` is ``i_take`` registered): the pick's paths end at ``i0_valid``
-        # and the causes' at a register, not at the counters' adders; ``done`` waits that cycle
+        # an idle cycle's cause: the first that holds for some wave (CountersLayout). The
+        # causes are registered, and the first that held is counted in the cycle after if
+        # nothing was issued (``i0_valid`` is ``i_take`` registered): the pick's paths end at
+        # ``i0_valid`` and the causes' at a register, not at the counters' adders; ``done``
+        # waits that cycle
         live = Cat(w_live)
         causes = {"stall_unit": no_room.any(), "stall_memory": held_mem.any(),
                   "stall_busy": (live & Cat(f != 0 for f in w_flight)).any(),
