@@ -372,8 +372,8 @@ class Decoder(wiring.Component):
         return m
 
     def _match_formats(self, m, domain, fmt, opcode, size64, *, then=None):
-        """The format of ``inst``, its opcode field and its size into ``fmt``, ``opcode`` and
-        ``size64`` in ``domain``: the formats tried in the table's priority order (an
+        """The format of ``inst``, its opcode field and its size into ``fmt``, ``opcode`` (unless
+        None) and ``size64`` in ``domain``: the formats tried in the table's priority order (an
         If/Elif chain); ``then(encoding)`` adds what else the matching branch does."""
         word0 = self.inst[:32]
         first = True
@@ -383,9 +383,9 @@ class Decoder(wiring.Component):
             first = False
             with ctx:
                 op = enc.field("op")
-                domain += [fmt.eq(FORMAT_TAG[enc.format]),
-                           opcode.eq(self.inst[op.lo:op.hi + 1]),
-                           size64.eq(enc.size == 8)]
+                domain += [fmt.eq(FORMAT_TAG[enc.format]), size64.eq(enc.size == 8)]
+                if opcode is not None:
+                    domain += opcode.eq(self.inst[op.lo:op.hi + 1])
                 if then is not None:
                     then(enc)
 
@@ -401,8 +401,8 @@ class Decoder(wiring.Component):
         m.submodules.table = table = memory.Memory(shape=DecodedLayout.size, depth=depth,
                                                    init=rows)
         read = table.read_port()
-        fmt, opcode, size64 = Signal(4, init=15), Signal(9), Signal()
-        m.d.sync += [fmt.eq(15), opcode.eq(0), size64.eq(0)]     # no format matches
+        fmt, size64 = Signal(4, init=15), Signal()
+        m.d.sync += [fmt.eq(15), size64.eq(0)]                   # no format matches
         m.d.comb += read.addr.eq(depth - 1)                     # a row of zeros: illegal
 
         def row(enc):
@@ -410,10 +410,11 @@ class Decoder(wiring.Component):
             if tag not in regions:
                 return
             base, bits = regions[tag]
-            op = self.inst[enc.field("op").lo:enc.field("op").hi + 1]
+            field = enc.field("op")
+            op = self.inst[field.lo:field.hi + 1]
             with m.If(op[bits:] == 0):
                 m.d.comb += read.addr.eq(base | op[:bits])
-        self._match_formats(m, m.d.sync, fmt, opcode, size64, then=row)
+        self._match_formats(m, m.d.sync, fmt, None, size64, then=row)
         m.d.comb += [self.format.eq(fmt), self.size64.eq(size64), self.ctl.eq(read.data)]
         return m
 
