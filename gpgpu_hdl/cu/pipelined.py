@@ -412,6 +412,10 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += [f0_pc.eq(onehot_mux(f0_sel, w_fpc)), f0_slot.eq(onehot_index(f0_sel))]
         f1_valid, f1_slot, f1_odd, f1_pc = Signal(), Signal(range(W)), Signal(), Signal(32)
         m.d.sync += f1_valid.eq(0)
+        # the banks read every cycle (what they read is kept only for a fetch in range), so
+        # their address does not wait for the range compare
+        dw = f0_pc[2:]
+        m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
         with m.If(f0_valid):
             with m.If((f0_pc >> 2) >= d.code_dwords):
                 # a trap if the wave gets there (a prefetch past the code's end is harmless)
@@ -420,8 +424,6 @@ class PipelinedComputeUnit(wiring.Component):
                         m.d.sync += [w_buf[i].eq(1), b_range[i].eq(1), b_kind[i].eq(0),
                                      b_chain[i].eq(0), w_fetching[i].eq(0)]
             with m.Else():
-                dw = f0_pc[2:]
-                m.d.comb += [banks[0][0].addr.eq((dw + 1) >> 1), banks[1][0].addr.eq(dw >> 1)]
                 m.d.sync += [f1_valid.eq(1), f1_slot.eq(f0_slot), f1_odd.eq(dw[0]),
                              f1_pc.eq(f0_pc)]
         # the dwords at PC and PC + 4
@@ -675,25 +677,32 @@ class PipelinedComputeUnit(wiring.Component):
                 with m.If(~b_kind[i].jump):
                     m.d.sync += [w_fpc[i].eq(b_next[i]), w_fpc_ok[i].eq(1)]
 
-        # stage 1: the SGPR file's reads
+        # stage 1: the SGPR file's reads, and the wave's state (the instruction's own: an
+        # instruction in flight before it changes none of it, and one that retires as this one
+        # issues has written it by now)
+        m01 = Signal(32)
+        m.d.comb += m01.eq(w_m0[i1.slot])
         for p in range(3):
             reg = i1.port[p]
             if p == 0:
-                reg = Mux(i1.rel, i1.port[0] + w_m0[i1.slot][:7], reg)
+                reg = Mux(i1.rel, i1.port[0] + m01[:7], reg)
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot), sgprs.read[p].reg.eq(reg)]
-        # stage 2, while the file reads: the wave's state (the instruction's own: an
-        # instruction in flight before it changes none of it) and where each scalar operand's
-        # value comes from
-        i2 = Signal.like(i1)
-        m.d.sync += i2.eq(i1)
-        s2 = i2.slot
+        wave_state = {"pc": 32, "m0": 32, "m0_big": 1, "exec": 64, "scc": 1, "mode": 10,
+                      "lds": range(max(cfg.lds_bytes, 1))}
+        i2 = Signal(data.StructLayout({**i1.shape().members, **wave_state}))
+        m.d.sync += [*(getattr(i2, f).eq(getattr(i1, f)) for f in i1.shape().members),
+                     i2.pc.eq(w_pc[i1.slot]), i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
+                     i2.exec.eq(w_exec[i1.slot]), i2.scc.eq(w_scc[i1.slot]),
+                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(g_lds[w_grp[i1.slot]])]
+        # stage 2, while the file reads: where each scalar operand's value comes from, and
+        # what stage 3 does
         i3 = Signal(data.StructLayout({
             **i1.shape().members, "exec": 64, "scc": 1, "mode": 10,
             "lds": range(max(cfg.lds_bytes, 1)),
             # sources 0-2, the carry/select mask, the buffer's SOFFSET
             "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5), "act": _ACTION}))
         ctl2 = i2.ctl
-        exec2, m02, scc2 = w_exec[s2], w_m0[s2], w_scc[s2]
+        exec2, m02, scc2 = i2.exec, i2.m0, i2.scc
         ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=exec2,
                               m0=m02, scc=scc2, name=f"i2_{k}_")
                 for k, (code, wide, isf) in enumerate((
@@ -702,12 +711,11 @@ class PipelinedComputeUnit(wiring.Component):
                     (i2.ops.src[2], ctl2.src64[2], ctl2.srcf[2]),
                     (Mux(ctl2.fpu, _VCC_LO, i2.ops.cin), 1, 0),
                     (field(Format.MUBUF, "soffset", i2.inst), 0, 0)))]
-        act = self._action(m, i2, pc=w_pc[s2], m0=m02, dispatch=d, vgprs=NV, has_lds=has_lds,
+        act = self._action(m, i2, dispatch=d, vgprs=NV, has_lds=has_lds,
                            atomics=bool(lsu.atomics))
         m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f)) for f in i1.shape().members),
                      i3.act.eq(act),
-                     i3.exec.eq(exec2), i3.scc.eq(scc2),
-                     i3.mode.eq(w_mode[s2]), i3.lds.eq(g_lds[w_grp[s2]]),
+                     i3.exec.eq(exec2), i3.scc.eq(scc2), i3.mode.eq(i2.mode), i3.lds.eq(i2.lds),
                      *(i3.ssrc[k].eq(src) for k, src in enumerate(ssrc))]
 
         # --- operands (stage 3): the SGPR data of stage 1's reads is here ------------------
@@ -1324,13 +1332,15 @@ class PipelinedComputeUnit(wiring.Component):
         return m
 
     @staticmethod
-    def _action(m, i2, *, pc, m0, dispatch, vgprs, has_lds, atomics):
+    def _action(m, i2, *, dispatch, vgprs, has_lds, atomics):
         """What stage 3 does with stage 2's instruction (:data:`_ACTION`), worked out in
-        stage 2 from its control word, its operand codes and the wave's PC and M0: a trap and
-        its cause, or the queue it goes to; the vector moves' registers with M0 added; a
-        branch's target; s_getpc's PC; s_movreld's register; the LDS limit."""
+        stage 2 from its control word, its operand codes and the wave's PC and M0 (registered
+        in stage 1): a trap and its cause, or the queue it goes to; the vector moves' registers
+        with M0 added; a branch's target; s_getpc's PC; s_movreld's register; the LDS
+        limit. A register number plus M0 is added on M0's low byte only: with M0 at 256 or
+        more (``m0_big``) it is past any register file."""
         act = Signal(_ACTION)
-        ctl, ops = i2.ctl, i2.ops
+        ctl, ops, pc, m0 = i2.ctl, i2.ops, i2.pc, i2.m0
         simm16 = i2.inst[0:16]
 
         def trap(cause):
@@ -1341,14 +1351,18 @@ class PipelinedComputeUnit(wiring.Component):
         # the wave's VGPRs: a trap, where the golden model stops too)
         rel_src = vspec & ((ctl.spec == Spec.V_MOVRELS) | (ctl.spec == Spec.V_MOVRELSD))
         rel_dst = vspec & ((ctl.spec == Spec.V_MOVRELD) | (ctl.spec == Spec.V_MOVRELSD))
-        v_src0, v_dst = Signal(33), Signal(33)
-        m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m0, 0)),
-                     v_dst.eq(ops.vdst + Mux(rel_dst, m0, 0))]
+        assert vgprs <= 256
+        v_src0, v_dst = Signal(9), Signal(9)
+        m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m0[:8], 0)),
+                     v_dst.eq(ops.vdst[:8] + Mux(rel_dst, m0[:8], 0))]
+        src_out = rel_src & (i2.m0_big | (v_src0 >= vgprs))
+        dst_out = (rel_dst & i2.m0_big) | (v_dst >= vgprs)
         # s_movrels: S0's register + M0; s_movreld: the destination's; past s103, a trap (the
         # golden model stops), and an odd pair too (SI's 64-bit SGPR operands are aligned; the
         # file reads and writes aligned pairs)
-        index = Signal(33)
-        m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7], ops.sdst[:7]) + m0)
+        index = Signal(9)
+        m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7], ops.sdst[:7]) +
+                             m0[:8])
         m.d.comb += [act.v_src0.eq(v_src0), act.v_dst.eq(v_dst), act.s_index.eq(index),
                      act.target.eq(pc + 4 + (simm16.as_signed() << 2)),
                      act.pc_abs.eq(pc + 4 + dispatch.code_address),
@@ -1360,7 +1374,7 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.comb += act.salu.eq(1)
             with m.Case(XUnit.VALU, XUnit.VSPEC):
                 writes = ~ctl.vopc & (~vspec | is_move)
-                with m.If(((v_dst >= vgprs) & writes) | (rel_src & (v_src0 >= vgprs)) |
+                with m.If((dst_out & writes) | src_out |
                           (i2.path == _TO_NONE) & (ctl.spec != Spec.NOP)):
                     m.d.comb += trap(TrapCause.ILLEGAL)
                 with m.Elif(i2.path == _TO_FAST):
@@ -1387,7 +1401,7 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.Else():
                             m.d.comb += act.spec.eq(1)
                     with m.Case(Spec.MOVRELS, Spec.MOVRELD):
-                        with m.If(index > Mux(wide, 102, 103)):
+                        with m.If(i2.m0_big | (index > Mux(wide, 102, 103))):
                             m.d.comb += trap(TrapCause.SGPR_RANGE)
                         with m.Elif(wide & index[0]):
                             m.d.comb += trap(TrapCause.ILLEGAL)

@@ -331,6 +331,10 @@ def test_m0_relative_moves_match_golden_model():
     ("s_mov_b32 m0, 1\n s_movrels_b64 s[2:3], s[10:11]", "illegal"),          # an odd pair
     ("s_mov_b32 m0, 100\n s_movreld_b32 s10, s1", "SGPR index out of range"),  # past s103
     ("s_mov_b32 m0, 60\n v_movreld_b32 v10, v1", "illegal"),    # past the wave's VGPRs
+    # M0 past 255 with a low byte that alone would be in range
+    ("s_mov_b32 m0, 0x10001\n s_movreld_b32 s10, s1", "SGPR index out of range"),
+    ("s_mov_b32 m0, 0x100\n v_movrels_b32 v1, v2", "illegal"),
+    ("s_mov_b32 m0, 0x100\n v_movreld_b32 v1, v2", "illegal"),
 ])
 def test_m0_relative_moves_out_of_range_trap(body, cause):
     """Past the registers there are (the golden model stops at s103 and v255, the unit at its
