@@ -987,9 +987,10 @@ class BufferUnit(wiring.Component):
         if atomics:
             x_op = Signal(len(AtomicOp), name="x_op")      # one-hot (atomic_onehot)
             x_glc = Signal(name="x_glc")
-            x_d0 = Signal(32, name="x_d0")          # VDATA (the lane's last op has VDATA + 1)
+            x_d0 = Signal(32, name="x_d0")          # VDATA (the first op's)
+            x_d1 = Signal(32, name="x_d1")          # cmpswap's compare value (VDATA + 1)
             x_old = Signal(32, name="x_old")        # the locked read's answer
-            x_alu = atomic_value(m, x_op, x_old, x_d0, a7_req.data, atomics)
+            x_alu = atomic_value(m, x_op, x_old, x_d0, x_d1, atomics)
             with m.FSM(name="atom") as atom:
                 with m.State("IDLE"), m.If(emit & w_job.atomic):
                     m.d.sync += [x_op.eq(atomic_onehot(w_job.op)), x_glc.eq(w_job.glc)]
@@ -998,6 +999,8 @@ class BufferUnit(wiring.Component):
                 with m.State("OPS"), m.If(a7_valid):
                     with m.If(~a7.k[0]):
                         m.d.sync += x_d0.eq(a7_req.data)
+                    with m.Else():
+                        m.d.sync += x_d1.eq(a7_req.data)
                     with m.If(a7.k[0] == x_op[AtomicOp.CMPSWAP.value]):
                         m.next = "GO"
                 with m.State("GO"):
