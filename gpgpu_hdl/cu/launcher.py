@@ -12,7 +12,7 @@ The ids are stepped one lane a cycle, as the multi-cycle unit does, so a wave ta
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .abi import sgpr_init_values
@@ -167,14 +167,29 @@ class WaveLauncher(wiring.Component):
         m.d.comb += prep
         n_init = len(init_values)
 
-        # the SGPR writes leave from a register (the init table's select is several LUT levels
-        # deep; the unit's write port and the file's copies follow): ``o_valid`` holds one
-        o_valid, o_reg, o_data = Signal(), Signal(7), Signal(64)
+        # The writes leave from registers, and what the launcher does next never waits on the
+        # write ports' ``ready`` (the unit's arbitration of each port is late in the cycle):
+        # the SGPR writes through a queue of two, whose room is its registered level (the init
+        # table's select is several LUT levels deep; the unit's write port and the file's
+        # copies follow), a pass of ids from its own register (``v_valid`` holds one; the next
+        # pass takes ``lanes`` cycles to step, so the register is empty again by then unless
+        # the port was busy all that time). The slot is the wave's: it changes only once both
+        # are empty.
+        m.submodules.sgpr_queue = sq = fifo.SyncFIFO(width=7 + 64, depth=2)
+        v_valid, v_pass, v_reg = Signal(), Signal(range(64 // L)), Signal(2)
+        # (a plain register viewed as the pass's layout: Yosys' ABC9 fails on a layout signal's
+        # element names beside the register's own bits, YosysHQ/yosys#4349)
+        v_layout = self.vgpr.payload.data.shape()
+        v_data = data.View(v_layout, Signal(v_layout.size, name="v_data"))
         m.d.comb += [self.active.eq(used.any()), self.sgpr.payload.slot.eq(slot),
-                     self.sgpr.valid.eq(o_valid), self.sgpr.payload.reg.eq(o_reg),
-                     self.sgpr.payload.data.eq(o_data), self.vgpr.payload.slot.eq(slot)]
-        with m.If(self.sgpr.ready):
-            m.d.sync += o_valid.eq(0)
+                     self.sgpr.valid.eq(sq.r_rdy), sq.r_en.eq(self.sgpr.ready),
+                     Cat(self.sgpr.payload.reg, self.sgpr.payload.data).eq(sq.r_data),
+                     self.vgpr.payload.slot.eq(slot), self.vgpr.valid.eq(v_valid),
+                     self.vgpr.payload.pass_.eq(v_pass), self.vgpr.payload.reg.eq(v_reg),
+                     self.vgpr.payload.data.eq(v_data),
+                     self.vgpr.payload.mask.eq((1 << L) - 1)]
+        with m.If(self.vgpr.ready):
+            m.d.sync += v_valid.eq(0)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += offer.ready.eq(fits & ~self.start)
@@ -212,13 +227,13 @@ class WaveLauncher(wiring.Component):
 
             with m.State("SGPR"):
                 m.d.comb += self.active.eq(1)
-                # the next value into the output register as it empties (or is taken)
-                with m.If(~o_valid | self.sgpr.ready), m.Switch(init_i):
+                # the next value into the queue while it has room
+                with m.If(sq.w_rdy), m.Switch(init_i):
                     for i, (en, value, restart) in enumerate(init_values):
                         with m.Case(i):
                             idx = Mux(restart, d.user_sgpr_count, init_idx)
-                            m.d.sync += [o_valid.eq(en), o_reg.eq(idx), o_data.eq(value),
-                                         init_idx.eq(Mux(en, idx + 1, idx)),
+                            m.d.comb += [sq.w_en.eq(en), sq.w_data.eq(Cat(idx, value))]
+                            m.d.sync += [init_idx.eq(Mux(en, idx + 1, idx)),
                                          init_i.eq(init_i + 1)]
                             if i == n_init - 1:
                                 m.d.sync += [lane.eq(0), vid.eq(0), lane_x.eq(wave_x0),
@@ -246,13 +261,10 @@ class WaveLauncher(wiring.Component):
 
             with m.State("WRITE"):
                 last = Signal(7)
-                m.d.comb += last.eq(lane - 1)
-                m.d.comb += [self.active.eq(1), self.vgpr.valid.eq(1),
-                             self.vgpr.payload.pass_.eq(last[:6] // L),
-                             self.vgpr.payload.reg.eq(vid),
-                             self.vgpr.payload.data.eq(ids),
-                             self.vgpr.payload.mask.eq((1 << L) - 1)]
-                with m.If(self.vgpr.ready):
+                m.d.comb += [last.eq(lane - 1), self.active.eq(1)]
+                with m.If(~v_valid):
+                    m.d.sync += [v_valid.eq(1), v_pass.eq(last[:6] // L), v_reg.eq(vid),
+                                 v_data.eq(ids)]
                     with m.If(lane[:7] == 64):
                         m.d.sync += [lane.eq(0), vid.eq(vid + 1)]
                         with m.If(vid == d.vgpr_ids):
@@ -274,11 +286,12 @@ class WaveLauncher(wiring.Component):
                 m.d.comb += [rem.eq(items - (wave << 6)), low.eq(rem[:6])]
                 exec_ = Mux(rem[6:] != 0, (1 << 64) - 1, Cat((low > i) for i in range(64)))
                 w = self.wave.payload
-                # (once the last SGPR write has left)
-                m.d.comb += [self.wave.valid.eq(~o_valid), w.slot.eq(slot), w.group.eq(grp),
+                # (once the last SGPR write and the last pass of ids have left)
+                written = ~sq.r_rdy & ~v_valid
+                m.d.comb += [self.wave.valid.eq(written), w.slot.eq(slot), w.group.eq(grp),
                              w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
-                with m.If(self.wave.ready & ~o_valid):
+                with m.If(self.wave.ready & written):
                     m.d.sync += [wave.eq(wave + 1),
                                  wave_offset.eq(wave_offset + d.scratch_wave_bytes),
                                  wave_x0.eq(lane_x), wave_y0.eq(lane_y),
