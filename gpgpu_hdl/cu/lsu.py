@@ -498,6 +498,7 @@ class BufferUnit(wiring.Component):
         l_rptr = [Signal(range(land), name=f"l_rptr_{x}") for x in "ab"]
         l_rnext = [Signal(range(land), name=f"l_rnext_{x}") for x in "ab"]
         l_count = [Signal(range(land + 1), name=f"l_count_{x}") for x in "ab"]
+        l_some = [Signal(name=f"l_some_{x}") for x in "ab"]     # l_count != 0, registered
         l_pop = Signal(2)                           # the walker is done with a pass's operands
 
         def bump(ptr):
@@ -508,7 +509,8 @@ class BufferUnit(wiring.Component):
                 m.d.sync += l_wptr[x].eq(bump(l_wptr[x]))
             m.d.comb += l_rnext[x].eq(Mux(l_pop[x], bump(l_rptr[x]), l_rptr[x]))
             m.d.sync += [l_rptr[x].eq(l_rnext[x]),
-                         l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x]))]
+                         l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x])),
+                         l_some[x].eq(~below_next(l_count[x], o_we[x], l_pop[x], 1))]
         # where the A passes' runs start: lane 0, and each lane whose address words
         # (``vaddr``, ``vaddr + 1``; 0 when not read) differ from the lane's before it; and
         # which lanes of the pass's upper half have the address words of their *twin*, the lane
@@ -542,10 +544,12 @@ class BufferUnit(wiring.Component):
         l_pptr = Signal(range(land), name="l_pptr")
         l_pptr1 = Signal(range(land), name="l_pptr1", init=1)     # l_pptr + 1
         l_landed = Signal(range(land + 1), name="l_landed")
+        l_landed_some = Signal(name="l_landed_some")            # l_landed != 0, registered
         l_prep = Signal()                           # a pass's starts are read
         with m.If(l_prep):
             m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
-        m.d.sync += l_landed.eq(count_next(l_landed, lc_we, l_prep))
+        m.d.sync += [l_landed.eq(count_next(l_landed, lc_we, l_prep)),
+                     l_landed_some.eq(~below_next(l_landed, lc_we, l_prep, 1))]
         h_starts = Signal(lanes, name="h_starts")
         h_twins = Signal(half, name="h_twins")
 
@@ -610,7 +614,7 @@ class BufferUnit(wiring.Component):
         m.d.comb += p_sum.eq(Cat(cont, 0) + Cat(gen, 0))
         follows = Cat(Const(0, 1), (p_sum ^ Cat(cont, 0) ^ Cat(gen, 0))[1:])
         prep = Signal()
-        m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | (l_landed != 0))
+        m.d.comb += [prep.eq(jobs.r_rdy & (~head.reads | l_landed_some)
                              & (~p_valid | p_take)),
                      jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
         with m.If(prep):
@@ -630,7 +634,7 @@ class BufferUnit(wiring.Component):
         w_last = Signal(name="w_last")             # (w_lane, w_k) is the job's last op
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
 
-        have_data = ~w_job.reads | ((l_count[0] != 0) & (~w_job.two | (l_count[1] != 0)))
+        have_data = ~w_job.reads | (l_some[0] & (~w_job.two | l_some[1]))
         # an atomic lane's first op waits until every earlier dword has retired (``t_all``)
         # and the atomic engine is idle; while it is not, only the lane's second op (cmpswap's
         # compare value) goes out
