@@ -155,7 +155,14 @@ class VectorUnit(wiring.Component):
         half = Signal(name="seq_half")
         pair = Signal(name="seq_pair")          # two operations per pass
         flip = Signal(name="seq_flip")          # the first operation takes the high words
-        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=8)
+        # the tags' room is a register: the level a cycle ago below depth - 1 leaves room for
+        # this cycle's write (one a cycle), so that the sequencer's ``advance`` (and the issue
+        # queue's read behind it) does not run through the FIFO's level compare; one more
+        # entry keeps the eight the sequencer could have in flight before
+        tag_depth = 9
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag.size, depth=tag_depth)
+        t_room = Signal(name="seq_tag_room", init=1)
+        m.d.sync += t_room.eq(tags.level < tag_depth - 1)
         # the requests wait in a small FIFO, so that the sequencer (and the wide enable of its
         # instruction register) depends on FIFO levels only, not on the VGPR file's ready
         read_layout = self.read.payload.shape()
@@ -164,7 +171,7 @@ class VectorUnit(wiring.Component):
         last = (pass_ == passes - 1) & (~pair | half)
         advance = Signal()                      # an operation's request goes to the VGPR file
         m.d.comb += [
-            advance.eq(busy_seq & tags.w_rdy & requests.w_rdy),
+            advance.eq(busy_seq & t_room & requests.w_rdy),
             self.issue.ready.eq(~busy_seq | (advance & last)),
             requests.w_en.eq(advance),
             self.read.valid.eq(requests.r_rdy),
