@@ -222,7 +222,10 @@ class WaveLauncher(wiring.Component):
                 with m.If(wave == nwaves):
                     m.next = "IDLE"
                 with m.Else():
-                    m.d.sync += [slot.eq(free_slot), init_i.eq(0), init_idx.eq(0)]
+                    # (and the ids' counters for state IDS, from the wave's first lane)
+                    m.d.sync += [slot.eq(free_slot), init_i.eq(0), init_idx.eq(0),
+                                 lane.eq(0), vid.eq(0), lane_x.eq(wave_x0), lane_y.eq(wave_y0),
+                                 lane_z.eq(wave_z0)]
                     m.next = "SGPR"
 
             with m.State("SGPR"):
@@ -236,8 +239,6 @@ class WaveLauncher(wiring.Component):
                             m.d.sync += [init_idx.eq(Mux(en, idx + 1, idx)),
                                          init_i.eq(init_i + 1)]
                             if i == n_init - 1:
-                                m.d.sync += [lane.eq(0), vid.eq(0), lane_x.eq(wave_x0),
-                                             lane_y.eq(wave_y0), lane_z.eq(wave_z0)]
                                 m.next = "IDS"
 
             with m.State("IDS"):
