@@ -696,15 +696,14 @@ class PipelinedComputeUnit(wiring.Component):
                      i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(g_lds[w_grp[i1.slot]])]
         # stage 2, while the file reads: where each scalar operand's value comes from, and
         # what stage 3 does
+        carried = ("exec", "scc", "mode", "lds")        # the wave's state stage 3 reads
         i3 = Signal(data.StructLayout({
-            **i1.shape().members, "exec": 64, "scc": 1, "mode": 10,
-            "lds": range(max(cfg.lds_bytes, 1)),
+            **i1.shape().members, **{f: wave_state[f] for f in carried},
             # sources 0-2, the carry/select mask, the buffer's SOFFSET
             "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5), "act": _ACTION}))
         ctl2 = i2.ctl
-        exec2, m02, scc2 = i2.exec, i2.m0, i2.scc
-        ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=exec2,
-                              m0=m02, scc=scc2, name=f"i2_{k}_")
+        ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=i2.exec,
+                              m0=i2.m0, scc=i2.scc, name=f"i2_{k}_")
                 for k, (code, wide, isf) in enumerate((
                     (i2.ops.src[0], ctl2.src64[0], ctl2.srcf[0]),
                     (i2.ops.src[1], ctl2.src64[1], ctl2.srcf[1]),
@@ -713,9 +712,9 @@ class PipelinedComputeUnit(wiring.Component):
                     (field(Format.MUBUF, "soffset", i2.inst), 0, 0)))]
         act = self._action(m, i2, dispatch=d, vgprs=NV, has_lds=has_lds,
                            atomics=bool(lsu.atomics))
-        m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f)) for f in i1.shape().members),
+        m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f))
+                       for f in (*i1.shape().members, *carried)),
                      i3.act.eq(act),
-                     i3.exec.eq(exec2), i3.scc.eq(scc2), i3.mode.eq(i2.mode), i3.lds.eq(i2.lds),
                      *(i3.ssrc[k].eq(src) for k, src in enumerate(ssrc))]
 
         # --- operands (stage 3): the SGPR data of stage 1's reads is here ------------------
