@@ -137,14 +137,15 @@ def vop3_modifiers(m, ir, ctl, *, name: str = ""):
 
 
 #: Where a scalar operand's value comes from, known before the SGPR file answers
-#: (:func:`scalar_source`): the file's answer (``reg``; the pair when ``wide``), a test of it for
-#: zero (VCCZ), or ``const`` (an inline constant, the literal, the wave's EXEC, M0 or SCC).
-SCALAR_SOURCE = data.StructLayout({"reg": 1, "wide": 1, "zero_test": 1, "const": 64})
+#: (:func:`scalar_source`): the file's answer (``reg``; the pair when ``wide``) or ``const`` (an
+#: inline constant, the literal, the wave's EXEC, M0, SCC, EXECZ or VCCZ).
+SCALAR_SOURCE = data.StructLayout({"reg": 1, "wide": 1, "const": 64})
 
 
-def scalar_source(m, code, *, wide, isf, literal, exec_, m0, scc, name: str = ""):
+def scalar_source(m, code, *, wide, isf, literal, exec_, m0, scc, vccz, name: str = ""):
     """Where the 64-bit value of scalar operand ``code`` (a 9-bit source code below 256)
-    comes from (:data:`SCALAR_SOURCE`), from the wave's state: everything but the SGPR file's
+    comes from (:data:`SCALAR_SOURCE`), from the wave's state (``vccz``: the SGPR file's
+    :attr:`~.sgpr_file.SgprFile.vccz` bit of the wave): everything but the SGPR file's
     answer, so that it can be worked out while the file is read. A 32-bit operand is
     zero-extended (negative inline integers are sign-extended only when ``wide``); a float
     inline constant or literal of a 64-bit float operand is the high dword of the double."""
@@ -170,7 +171,7 @@ def scalar_source(m, code, *, wide, isf, literal, exec_, m0, scc, name: str = ""
         c64 = Array(Const(v, 32) for v in INLINE_F64_HI)[code - 240]
         m.d.comb += value.eq(Mux(wide, Cat(Const(0, 32), c64), c32))
     with m.Elif(code == _VCCZ):
-        m.d.comb += src.zero_test.eq(1)
+        m.d.comb += value.eq(vccz)
     with m.Elif(code == _EXECZ):
         m.d.comb += value.eq(exec_ == 0)
     with m.Elif(code == _SCC):
@@ -182,7 +183,6 @@ def scalar_source(m, code, *, wide, isf, literal, exec_, m0, scc, name: str = ""
 
 def scalar_pick(source, sgpr):
     """The value of the scalar operand whose :data:`SCALAR_SOURCE` is ``source``, given
-    ``sgpr``: what the SGPR file returned for it (an SGPR or VCC, the register pair when wide;
-    VCC for VCCZ)."""
-    return Mux(source.reg, Mux(source.wide, sgpr, sgpr[:32]),
-               Mux(source.zero_test, sgpr == 0, source.const))
+    ``sgpr``: what the SGPR file returned for it (an SGPR or VCC, the register pair when
+    wide)."""
+    return Mux(source.reg, Mux(source.wide, sgpr, sgpr[:32]), source.const)

@@ -501,15 +501,19 @@ class PipelinedComputeUnit(wiring.Component):
                          ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw)))]
         # the SGPR file's reads: the scalar operands' registers, into the buffer a cycle after
         # the rest of the instruction (issue reads them two cycles after that at the earliest);
-        # each candidate's address side by side (VCCZ reads VCC), then the choice
+        # each candidate's address side by side, then the choice (VCCZ is the file's flag,
+        # read in stage 2: no read)
         def port_of(code):
-            return Mux(code == _VCCZ, VCC, code[:7])
+            return code[:7]
         e2_port = Signal(_PORTS)
         e2_rel = Signal()
         ctl2, src2 = e2.ctl, e2.ops.src
-        # a vector instruction's sources that are in the SGPR file (but the carry/select mask)
-        scalar = [ctl2.has_src[k] & ((src2[k] <= _VCC_LO + 1) | (src2[k] == _VCCZ)) &
-                  (~ctl2.cin if k == 2 else 1) for k in range(3)]
+        # a vector instruction's sources that are in the SGPR file (but the carry/select mask),
+        # and those that read VCC's value or flag (VCCZ)
+        v_src = [ctl2.has_src[k] & (~ctl2.cin if k == 2 else 1) for k in range(3)]
+        scalar = [v_src[k] & (src2[k] <= _VCC_LO + 1) for k in range(3)]
+        scalar_z = [v_src[k] & ((src2[k] <= _VCC_LO + 1) | (src2[k] == _VCCZ))
+                    for k in range(3)]
         with m.Switch(ctl2.unit):
             with m.Case(XUnit.SMEM):
                 sbase = field(Format.SMRD, "sbase", e2.inst[:32]) << 1
@@ -532,9 +536,6 @@ class PipelinedComputeUnit(wiring.Component):
                     # s_movrels: the source's register + M0, added at stage 1 (stage 3 checks
                     # the range)
                     m.d.comb += e2_rel.eq(1)
-                with m.If((ctl2.unit == XUnit.SPEC) & ((ctl2.spec == Spec.CBR_VCCZ) |
-                                                       (ctl2.spec == Spec.CBR_VCCNZ))):
-                    m.d.comb += e2_port[0].eq(_VCC_LO)
         vd, vd1, vdm1, fcode = e2.vd, e2.vd1, e2.vdm1, e2.fcode
         vw, vwide, fsw = e2.vw, e2.vwide, e2.fsw
         e2_vreads = Signal(3)
@@ -549,7 +550,7 @@ class PipelinedComputeUnit(wiring.Component):
         # code that names two, a wait that was not needed), or its carry/select mask (port 1)
         def names_f(code):
             return Mux(code == _VCCZ, fcode[1:] == VCC >> 1, code[1:7] == fcode[1:])
-        f_reads = Cat(scalar[k] & names_f(src2[k]) for k in range(3))
+        f_reads = Cat(scalar_z[k] & names_f(src2[k]) for k in range(3))
         f_mask = Mux(ctl2.fpu, fcode[1:] == VCC >> 1, ctl2.cin & names_f(e2.ops.cin))
         e2_clash = Signal()
         m.d.comb += e2_clash.eq(fsw & (f_reads.any() | f_mask))
@@ -700,10 +701,13 @@ class PipelinedComputeUnit(wiring.Component):
         i3 = Signal(data.StructLayout({
             **i1.shape().members, **{f: wave_state[f] for f in carried},
             # sources 0-2, the carry/select mask, the buffer's SOFFSET
-            "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5), "act": _ACTION}))
+            "ssrc": data.ArrayLayout(SCALAR_SOURCE, 5), "act": _ACTION, "taken": 1}))
         ctl2 = i2.ctl
+        # VCCZ from the SGPR file's flags (they agree with the read stage 1 presented)
+        vccz2 = Signal()
+        m.d.comb += vccz2.eq(sgprs.vccz.bit_select(i2.slot, 1))
         ssrc = [scalar_source(m, code, wide=wide, isf=isf, literal=i2.inst[32:], exec_=i2.exec,
-                              m0=i2.m0, scc=i2.scc, name=f"i2_{k}_")
+                              m0=i2.m0, scc=i2.scc, vccz=vccz2, name=f"i2_{k}_")
                 for k, (code, wide, isf) in enumerate((
                     (i2.ops.src[0], ctl2.src64[0], ctl2.srcf[0]),
                     (i2.ops.src[1], ctl2.src64[1], ctl2.srcf[1]),
@@ -712,9 +716,19 @@ class PipelinedComputeUnit(wiring.Component):
                     (field(Format.MUBUF, "soffset", i2.inst), 0, 0)))]
         act = self._action(m, i2, dispatch=d, vgprs=NV, has_lds=has_lds,
                            atomics=bool(lsu.atomics))
+        # a control instruction's branch condition, from the wave's state alone
+        taken2 = Signal()
+        with m.Switch(ctl2.spec):
+            for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~i2.scc),
+                               (Spec.CBR_SCC1, i2.scc),
+                               (Spec.CBR_VCCZ, vccz2), (Spec.CBR_VCCNZ, ~vccz2),
+                               (Spec.CBR_EXECZ, i2.exec == 0),
+                               (Spec.CBR_EXECNZ, i2.exec != 0)):
+                with m.Case(spec):
+                    m.d.comb += taken2.eq(cond)
         m.d.sync += [*(getattr(i3, f).eq(getattr(i2, f))
                        for f in (*i1.shape().members, *carried)),
-                     i3.act.eq(act),
+                     i3.act.eq(act), i3.taken.eq(taken2),
                      *(i3.ssrc[k].eq(src) for k, src in enumerate(ssrc))]
 
         # --- operands (stage 3): the SGPR data of stage 1's reads is here ------------------
@@ -929,18 +943,7 @@ class PipelinedComputeUnit(wiring.Component):
         # a control operation's record (a v_nop's and a cache invalidation's: only the slot)
         m.d.comb += base_rec
         with m.If(ctl.unit == XUnit.SPEC):
-            taken = Signal()
-            vcc3 = sgprs.data[0]      # VCCZ/VCCNZ read VCC on port 0
-            with m.Switch(ctl.spec):
-                for spec, cond in ((Spec.BRANCH, 1), (Spec.CBR_SCC0, ~scc3),
-                                   (Spec.CBR_SCC1, scc3),
-                                   (Spec.CBR_VCCZ, vcc3 == 0),
-                                   (Spec.CBR_VCCNZ, vcc3 != 0),
-                                   (Spec.CBR_EXECZ, exec3 == 0),
-                                   (Spec.CBR_EXECNZ, exec3 != 0)):
-                    with m.Case(spec):
-                        m.d.comb += taken.eq(cond)
-            with m.If(taken):
+            with m.If(i3.taken):
                 m.d.comb += [spec_rec.jump.eq(1), spec_rec.next_pc.eq(act3.target)]
             hw_off = simm16[6:11]
             hw_mask = Signal(32)

@@ -21,6 +21,12 @@ between the output register and ``data``). A read sees
 every write presented in an earlier cycle, not one presented in the same cycle (the
 one-instruction-in-flight rule keeps a wave from reading what its own previous instruction has
 not written yet).
+
+Beside the RAM, per slot, SI's VCCZ bit: whether the slot's VCC is zero, kept as VCC is
+written, so that a branch on VCCZ or a VCCZ operand needs no 64-bit test of the RAM's answer
+(whose nets cross the chip). It follows the writes a cycle late (each half's zero test is taken
+behind a register of the write): a write presented in cycle ``w`` shows from cycle ``w + 2``,
+so read in the cycle after a read request it agrees with that read.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -79,6 +85,9 @@ class SgprFile(wiring.Component):
         ``data[0:32]`` into register ``reg`` of ``slot``, and with ``wide`` (``reg`` even)
         ``data[32:64]`` into ``reg + 1`` too. Visible to reads presented from the next cycle
         on.
+    vccz : Out(slots)
+        Bit ``i``: VCC of slot ``i`` is zero, as the reads presented a cycle before see it.
+        Like the RAM it keeps its value through a reset (zero at configuration, as the RAM).
     """
 
     def __init__(self, *, slots: int = 8, sgprs: int = 104, ports: int = 2,
@@ -98,6 +107,7 @@ class SgprFile(wiring.Component):
             "read": In(self.read_layout).array(ports),
             "data": Out(64).array(ports),
             "write": In(stream.Signature(self.write_layout, always_ready=True)),
+            "vccz": Out(slots),
         })
 
     @property
@@ -152,4 +162,19 @@ class SgprFile(wiring.Component):
                          # low half
                          self.data[k].eq(Mux(odd_o, Cat(out[32:], out[32:]), out))]
             m.d.sync += [odd_r.eq(req.reg[0]), odd_o.eq(odd_r)]
+
+        # VCCZ: the halves of VCC written (a cycle ago) and which nibbles of them were not 0,
+        # then per slot whether each half is zero; reset-less, as the RAM
+        z_en = Signal(2, name="z_en", reset_less=True)
+        z_slot = Signal(range(self._slots), name="z_slot", reset_less=True)
+        z_nib = Signal(16, name="z_nibbles", reset_less=True)
+        m.d.sync += [z_en.eq(Mux(w.reg[1:] == VCC >> 1, en_w, 0)), z_slot.eq(w.slot),
+                     z_nib.eq(Cat(data_w[4 * k:4 * k + 4].any() for k in range(16)))]
+        halves_z = [Signal(self._slots, name=f"vcc_{h}_zero", init=(1 << self._slots) - 1,
+                           reset_less=True)
+                    for h in ("lo", "hi")]
+        for h, zero in enumerate(halves_z):
+            with m.If(z_en[h]):
+                m.d.sync += zero.bit_select(z_slot, 1).eq(~z_nib[8 * h:8 * h + 8].any())
+        m.d.comb += self.vccz.eq(halves_z[0] & halves_z[1])
         return m

@@ -327,6 +327,60 @@ def test_m0_relative_moves_match_golden_model():
     assert not problems, "\n".join(map(str, problems))
 
 
+#: VCCZ and EXECZ as branch conditions and as operands, VCC written by a vector compare (at
+#: retirement, read by the next instruction: a fast one may not follow it in flight), by the
+#: scalar ALU a half at a time (each half zero or not) and whole; EXEC all off and back
+VCCZ_PROGRAM = """
+    v_cmp_gt_u32 vcc, 3, v0
+    v_add_i32 v1, vcc, src_vccz, v0
+    s_mov_b32 s0, src_vccz
+    s_cbranch_vccz .La
+    v_mov_b32 v2, 1
+.La:
+    s_mov_b32 vcc_lo, 0
+    s_cselect_b32 s1, 1, 2
+    s_mov_b32 s2, src_vccz
+    s_mov_b32 vcc_hi, 0
+    s_mov_b32 s3, src_vccz
+    s_cbranch_vccnz .Lb
+    v_mov_b32 v3, src_vccz
+    s_mov_b32 vcc_hi, 0x80000000
+    v_add_i32 v4, vcc, src_vccz, v0
+    s_mov_b64 vcc, 0
+    v_mov_b32 v5, src_vccz
+    s_cbranch_vccz .Lb
+    v_mov_b32 v6, 1
+.Lb:
+    v_cmp_gt_u32 vcc, 0, v0
+    s_cbranch_vccnz .Lc
+    s_mov_b64 s[4:5], exec
+    s_mov_b64 exec, vcc
+    s_mov_b32 s6, src_execz
+    s_cbranch_execnz .Lc
+    s_cbranch_execz .Ld
+.Lc:
+    v_mov_b32 v7, 1
+.Ld:
+    s_mov_b64 exec, s[4:5]
+    v_mov_b32 v8, src_execz
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("global_size", [64, 128])
+def test_vccz_and_execz_match_golden_model(global_size):
+    """The SGPR file's VCCZ flags (one a slot, kept as VCC is written) and EXECZ against the
+    golden model: every register write of the two waves' traces (the second wave's compare
+    leaves VCC zero, the first's does not)."""
+    run = run_launch(_unit, CuConfig(lanes=4, pipeline=True), VCCZ_PROGRAM,
+                     np.zeros(1, np.uint32), global_size=global_size, local_size=global_size,
+                     latency=(1, 3))
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records) > 0
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+
+
 @pytest.mark.parametrize("body, cause", [
     ("s_mov_b32 m0, 1\n s_movrels_b64 s[2:3], s[10:11]", "illegal"),          # an odd pair
     ("s_mov_b32 m0, 100\n s_movreld_b32 s10, s1", "SGPR index out of range"),  # past s103
