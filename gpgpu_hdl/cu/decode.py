@@ -11,7 +11,10 @@ the derived VOP3 opcode, so a profile built from binaries that use only the shor
 not get the long one.
 """
 
-from amaranth.hdl import Module, Signal
+import functools
+import operator
+
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -333,10 +336,12 @@ class Decoder(wiring.Component):
     size64 : Out(1)
         The format is a 64-bit encoding.
 
-    With ``registered``, the decode takes two steps a clock apart: the format and the opcode
-    field are found, and the table, a ROM in block RAM (:func:`decode_rom`), is read at their
-    address; the outputs are those of the ``inst`` of the cycle before (a pipeline stage, for
-    the pipelined unit's clock).
+    With ``registered``, the decode takes two steps a clock apart (pipeline stages, for the
+    pipelined unit's clock): the format is found (each format's match, in the table's priority
+    order, and whether its opcode is in the format's region of the table) and registered with
+    the words; then the table, a ROM in block RAM (:func:`decode_rom`), is read at the address
+    that the registered format and opcode give, an AND-OR. The outputs are those of the
+    ``inst`` of two cycles before (:attr:`latency`).
     """
 
     inst: In(64)
@@ -352,6 +357,11 @@ class Decoder(wiring.Component):
     @property
     def entries(self) -> dict[tuple[int, int], dict]:
         return dict(self._entries)
+
+    @property
+    def latency(self) -> int:
+        """Clock cycles from ``inst`` to the outputs: 0, or 2 when registered."""
+        return 2 if self._registered else 0
 
     def elaborate(self, platform):
         m = Module()
@@ -390,8 +400,10 @@ class Decoder(wiring.Component):
                     then(enc)
 
     def _elaborate_registered(self, m, by_format):
-        # The table as a ROM in block RAM, read in the first step with the address that the
-        # format and opcode give (``decode_rom``): its registered answer is the second step.
+        # Step 1: which format (one-hot, in priority order) with its opcode in the format's
+        # region of the ROM (``decode_rom``), registered with the words. Step 2: the ROM read
+        # at the address the registered match and opcode give; its registered answer is the
+        # output, with the format and size a register further on.
         regions, depth = decode_rom(by_format)
         rows = [0] * depth
         for tag, entries in by_format.items():
@@ -401,21 +413,31 @@ class Decoder(wiring.Component):
         m.submodules.table = table = memory.Memory(shape=DecodedLayout.size, depth=depth,
                                                    init=rows)
         read = table.read_port()
-        fmt, size64 = Signal(4, init=15), Signal()
-        m.d.sync += [fmt.eq(15), size64.eq(0)]                   # no format matches
-        m.d.comb += read.addr.eq(depth - 1)                     # a row of zeros: illegal
+        inst1 = Signal(64, name="inst1")
+        fmt1, size1 = Signal(4, name="fmt1", init=15), Signal(name="size64_1")
+        fmt2, size2 = Signal(4, name="fmt2", init=15), Signal(name="size64_2")
+        # an encoding's registered match, for those with entries
+        hits = {enc: Signal(name=f"hit_{enc.format.name.lower()}") for enc in ENCODINGS
+                if FORMAT_TAG[enc.format] in regions}
+        m.d.sync += [fmt1.eq(15), size1.eq(0), inst1.eq(self.inst),    # no format matches
+                     *(hit.eq(0) for hit in hits.values())]
 
         def row(enc):
-            tag = FORMAT_TAG[enc.format]
-            if tag not in regions:
-                return
-            base, bits = regions[tag]
-            field = enc.field("op")
-            op = self.inst[field.lo:field.hi + 1]
-            with m.If(op[bits:] == 0):
-                m.d.comb += read.addr.eq(base | op[:bits])
-        self._match_formats(m, m.d.sync, fmt, None, size64, then=row)
-        m.d.comb += [self.format.eq(fmt), self.size64.eq(size64), self.ctl.eq(read.data)]
+            if enc in hits:
+                field, bits = enc.field("op"), regions[FORMAT_TAG[enc.format]][1]
+                m.d.sync += hits[enc].eq(self.inst[field.lo + bits:field.hi + 1] == 0)
+        self._match_formats(m, m.d.sync, fmt1, None, size1, then=row)
+        # the address: the matching format's base ORed with its opcode, or the last row (all
+        # zeros: illegal) when none matches
+        terms = [Mux(~Cat(*hits.values()).any(), depth - 1, 0)]
+        for enc, hit in hits.items():
+            base, bits = regions[FORMAT_TAG[enc.format]]
+            lo = enc.field("op").lo
+            terms.append(Mux(hit, base | inst1[lo:lo + bits], 0))
+        address = Signal(range(depth), name="rom_addr")
+        m.d.comb += [address.eq(functools.reduce(operator.or_, terms)), read.addr.eq(address)]
+        m.d.sync += [fmt2.eq(fmt1), size2.eq(size1)]
+        m.d.comb += [self.format.eq(fmt2), self.size64.eq(size2), self.ctl.eq(read.data)]
         return m
 
 

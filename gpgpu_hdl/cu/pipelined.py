@@ -429,12 +429,15 @@ class PipelinedComputeUnit(wiring.Component):
         # the dwords at PC and PC + 4
         d_valid, d_slot, d_inst, d_pc = Signal(), Signal(range(W)), Signal(64), Signal(32)
         even, odd = banks[0][0].data, banks[1][0].data
+        f1_inst = Signal(64)
+        m.d.comb += f1_inst.eq(Mux(f1_odd, Cat(odd, even), Cat(even, odd)))
         m.d.sync += [d_valid.eq(f1_valid), d_slot.eq(f1_slot), d_pc.eq(f1_pc),
-                     d_inst.eq(Mux(f1_odd, Cat(odd, even), Cat(even, odd)))]
+                     d_inst.eq(f1_inst)]
 
-        # --- decode: the table's decoder in two steps (stages D, D2: the format and opcode,
-        # then the table), then what issue needs of it (E) ------------------------------------
-        m.d.comb += dec.inst.eq(d_inst)
+        # --- decode: the table's decoder in two steps (the format found as the words come
+        # from the banks, registered at D; the table read at D, its answer at D2), then what
+        # issue needs of it (E) ---------------------------------------------------------------
+        m.d.comb += dec.inst.eq(f1_inst)
         d2 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32}))
         m.d.sync += [d2.valid.eq(d_valid), d2.slot.eq(d_slot), d2.inst.eq(d_inst),
                      d2.pc.eq(d_pc)]
