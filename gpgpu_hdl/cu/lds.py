@@ -80,6 +80,7 @@ from .decode import AtomicOp, MemKind
 from .dsp import check_style
 from .counter import below_next, count_next
 from .landing import LandingRam
+from .pair_fifo import PairFifo
 from .vgpr_file import vgpr_layouts
 
 __all__ = ["DS_ATOMICS", "LANDING", "LdsUnit", "issue_control", "lds_issue_layout"]
@@ -330,7 +331,7 @@ class LdsUnit(wiring.Component):
         l_room = Signal(init=1, name="l_room")     # l_used < LANDING, registered
 
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=LANDING)
-        m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
+        m.submodules.requests = requests = PairFifo(width=read_layout.size)
         m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * LANDING)
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
                      requests.r_en.eq(self.read.ready)]

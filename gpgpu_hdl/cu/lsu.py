@@ -116,6 +116,7 @@ from .decode import AtomicOp, MemKind
 from .dsp import Mul18, check_style
 from .counter import below_next, count_next
 from .landing import LandingRam
+from .pair_fifo import PairFifo
 from .vgpr_file import vgpr_layouts
 
 __all__ = ["BUFFER_ATOMICS", "BufferUnit", "buffer_issue_layout", "issue_control",
@@ -372,7 +373,7 @@ class BufferUnit(wiring.Component):
         l_room = Signal(init=1, name="l_room")     # l_used < land, registered
 
         m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=land)
-        m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
+        m.submodules.requests = requests = PairFifo(width=read_layout.size)
         m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * land)
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
                      requests.r_en.eq(self.read.ready)]

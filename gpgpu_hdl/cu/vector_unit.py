@@ -40,6 +40,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fast_alu import LATENCY, FastControl, FastLaneAlu
+from .pair_fifo import PairFifo
 from .vgpr_file import VgprFile, vgpr_layouts
 
 __all__ = ["SOURCES", "VectorUnit", "VectorSlice"]
@@ -166,7 +167,7 @@ class VectorUnit(wiring.Component):
         # the requests wait in a small FIFO, so that the sequencer (and the wide enable of its
         # instruction register) depends on FIFO levels only, not on the VGPR file's ready
         read_layout = self.read.payload.shape()
-        m.submodules.requests = requests = fifo.SyncFIFO(width=read_layout.size, depth=2)
+        m.submodules.requests = requests = PairFifo(width=read_layout.size)
 
         last = (pass_ == passes - 1) & (~pair | half)
         advance = Signal()                      # an operation's request goes to the VGPR file
