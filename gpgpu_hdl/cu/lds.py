@@ -640,21 +640,23 @@ class LdsUnit(wiring.Component):
         # comparisons) and as it is served (from what this cycle leaves), so that ``finish``
         # and ``go``, which move the walker and the prepare stages, come from registers
         s_fin = Signal(name="s_fin")
+        # s_none: no lane is pending (an atomic's finish), a register beside s_pending
+        s_none = Signal(name="s_none", init=1)
         issue = Signal()                            # the schedule serves lanes (or none)
         finish = Signal()                           # the step leaves the schedule
         m.d.comb += [
             issue.eq(s_valid & (~s.atomic | (s_phase == 0))),
             finish.eq(s_valid & Mux(s.atomic,
-                                    ~pend.any() & ((s_phase == 0) | (s_phase == ROUND - 1)),
+                                    s_none & ((s_phase == 0) | (s_phase == ROUND - 1)),
                                     s_fin)),
-            self.conflict.eq(s_valid & Mux(s.atomic, Mux(s_phase == 0, rest.any(), pend.any()),
+            self.conflict.eq(s_valid & Mux(s.atomic, Mux(s_phase == 0, rest.any(), ~s_none),
                                            rest.any())),
         ]
         with m.If(issue):
-            m.d.sync += [s_pending.eq(rest), s_first.eq(0),
+            m.d.sync += [s_pending.eq(rest), s_none.eq(~rest.any()), s_first.eq(0),
                          s_fin.eq(~(rest & ~serve(rest, eq, beq)[1]).any())]
         with m.If(s_valid & s.atomic):
-            m.d.sync += s_phase.eq(Mux((s_phase == ROUND - 1) | (~pend.any() & (s_phase == 0)),
+            m.d.sync += s_phase.eq(Mux((s_phase == ROUND - 1) | (s_none & (s_phase == 0)),
                                        0, s_phase + 1))
         # a step with a result or the instruction's last takes a credit as its last group
         # enters
@@ -664,7 +666,8 @@ class LdsUnit(wiring.Component):
             m.d.sync += s_valid.eq(0)               # (unless the next step comes in)
         with m.If(go):
             p3_mates = serve(p3_ok, pair(p3_eq), pair(p3_beq))[1]
-            m.d.sync += [s_valid.eq(p3_valid), s.eq(p3), s_pending.eq(p3_ok), s_eq.eq(p3_eq),
+            m.d.sync += [s_valid.eq(p3_valid), s.eq(p3), s_pending.eq(p3_ok),
+                         s_none.eq(~p3_ok.any()), s_eq.eq(p3_eq),
                          s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0),
                          s_fin.eq(~(p3_ok & ~p3_mates).any())]
             for j in range(width):
