@@ -1124,12 +1124,14 @@ class PipelinedComputeUnit(wiring.Component):
         retiring = Signal()
         m.d.comb += retiring.eq(pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
                                 pick_spec | pick_smem)
-        # (the picks are one-hot: an AND-OR, not a chain of selects)
-        r0_any = Const(0, retire_layout.size)
+        # (the picks are one-hot: an AND-OR, not a chain of selects; the wave's workgroup is
+        # looked up for each candidate beside the picks, then chosen the same way)
+        r0_any, r0_grp = Const(0, retire_layout.size), Const(0, range(W))
         for pick, out in ((pick_valu, valu_out), (pick_salu, salu_out), (pick_buf, buf_out),
                           (pick_slow, slow_out), (pick_lds, lds_out), (pick_spec, spec_out),
                           (pick_smem, smem_rec)):
             r0_any = r0_any | Mux(pick, Value.cast(out), 0)
+            r0_grp = r0_grp | Mux(pick, w_grp[out.slot], 0)
         m.d.comb += r0.eq(r0_any)
         m.d.comb += [valu_dq.r_en.eq(pick_valu & retiring), salu_q.r_en.eq(pick_salu & retiring),
                      buf_dq.r_en.eq(pick_buf & retiring), slow_dq.r_en.eq(pick_slow & retiring),
@@ -1145,7 +1147,7 @@ class PipelinedComputeUnit(wiring.Component):
         # where a scalar result goes, from its code (SGPR file, EXEC, M0), also worked out in R0
         to_file, to_exec_lo, to_exec_hi, to_m0 = Signal(), Signal(), Signal(), Signal()
         c0 = r0.sw_code
-        m.d.sync += [r1_valid.eq(retiring), rec.eq(r0), grp.eq(w_grp[r0.slot]),
+        m.d.sync += [r1_valid.eq(retiring), rec.eq(r0), grp.eq(r0_grp),
                      to_file.eq(r0.sw & ((c0 < cfg.sgprs) | (c0 == _VCC_LO) |
                                          (c0 == _VCC_LO + 1))),
                      to_exec_lo.eq(r0.sw & (c0 == _EXEC_LO)),
