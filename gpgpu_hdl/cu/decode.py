@@ -416,17 +416,30 @@ class Decoder(wiring.Component):
         inst1 = Signal(64, name="inst1")
         fmt1, size1 = Signal(4, name="fmt1", init=15), Signal(name="size64_1")
         fmt2, size2 = Signal(4, name="fmt2", init=15), Signal(name="size64_2")
-        # an encoding's registered match, for those with entries
-        hits = {enc: Signal(name=f"hit_{enc.format.name.lower()}") for enc in ENCODINGS
-                if FORMAT_TAG[enc.format] in regions}
-        m.d.sync += [fmt1.eq(15), size1.eq(0), inst1.eq(self.inst),    # no format matches
-                     *(hit.eq(0) for hit in hits.values())]
-
-        def row(enc):
-            if enc in hits:
+        # each encoding's match in the table's priority order: its selector, and none of the
+        # earlier ones whose selector it overlaps (SOP1/SOPC/SOPP inside SOPK and SOP2, VOP1
+        # and VOPC inside VOP2), side by side rather than a chain of all of them
+        word0 = self.inst[:32]
+        sel = {enc: (word0 & enc.match_mask) == enc.match_value for enc in ENCODINGS}
+        first = {}
+        for k, enc in enumerate(ENCODINGS):
+            earlier = [sel[e] for e in ENCODINGS[:k]
+                       if not (e.match_value ^ enc.match_value) & e.match_mask & enc.match_mask]
+            first[enc] = sel[enc] & ~Cat(*earlier).any() if earlier else sel[enc]
+        m.d.sync += [
+            inst1.eq(self.inst),
+            fmt1.eq(functools.reduce(operator.or_, [
+                Mux(~Cat(*first.values()).any(), 15, 0),            # no format matches
+                *(Mux(first[enc], FORMAT_TAG[enc.format], 0) for enc in ENCODINGS)])),
+            size1.eq(Cat(*(first[enc] for enc in ENCODINGS if enc.size == 8)).any())]
+        # a registered match, for the encodings with entries: with the opcode in the region
+        hits = {}
+        for enc in ENCODINGS:
+            if FORMAT_TAG[enc.format] in regions:
                 field, bits = enc.field("op"), regions[FORMAT_TAG[enc.format]][1]
-                m.d.sync += hits[enc].eq(self.inst[field.lo + bits:field.hi + 1] == 0)
-        self._match_formats(m, m.d.sync, fmt1, None, size1, then=row)
+                hits[enc] = Signal(name=f"hit_{enc.format.name.lower()}")
+                m.d.sync += hits[enc].eq(first[enc] &
+                                         (self.inst[field.lo + bits:field.hi + 1] == 0))
         # the address: the matching format's base ORed with its opcode, or the last row (all
         # zeros: illegal) when none matches
         terms = [Mux(~Cat(*hits.values()).any(), depth - 1, 0)]
