@@ -600,7 +600,9 @@ class LdsUnit(wiring.Component):
         s_beq = Signal(len(pairs), name="s_beq")
         s_first = Signal(name="s_first")           # the group's first cycle
         s_phase = Signal(range(ROUND), name="s_phase")   # an atomic's cycle in its round
+        s_edge = Signal(name="s_edge", init=1)          # s_phase is 0 or ROUND - 1
         credits = Signal(range(self._depth + 1), name="credits", init=self._depth)
+        c_some = Signal(name="c_some", init=1)          # credits != 0, registered
 
         def pair(bits):
             """Lanes i and j's bit of a comparison matrix (one bit per pair)."""
@@ -647,7 +649,7 @@ class LdsUnit(wiring.Component):
         m.d.comb += [
             issue.eq(s_valid & (~s.atomic | (s_phase == 0))),
             finish.eq(s_valid & Mux(s.atomic,
-                                    s_none & ((s_phase == 0) | (s_phase == ROUND - 1)),
+                                    s_none & s_edge,
                                     s_fin)),
             self.conflict.eq(s_valid & Mux(s.atomic, Mux(s_phase == 0, rest.any(), ~s_none),
                                            rest.any())),
@@ -656,19 +658,20 @@ class LdsUnit(wiring.Component):
             m.d.sync += [s_pending.eq(rest), s_none.eq(~rest.any()), s_first.eq(0),
                          s_fin.eq(~(rest & ~serve(rest, eq, beq)[1]).any())]
         with m.If(s_valid & s.atomic):
-            m.d.sync += s_phase.eq(Mux((s_phase == ROUND - 1) | (s_none & (s_phase == 0)),
-                                       0, s_phase + 1))
+            restart = (s_phase == ROUND - 1) | (s_none & (s_phase == 0))
+            m.d.sync += [s_phase.eq(Mux(restart, 0, s_phase + 1)),
+                         s_edge.eq(restart | (s_phase == ROUND - 2))]
         # a step with a result or the instruction's last takes a credit as its last group
         # enters
         needs = p3_valid & p3.close & (p3.result | p3.last)
-        m.d.comb += go.eq((~s_valid | finish) & (~needs | (credits != 0)))
+        m.d.comb += go.eq((~s_valid | finish) & (~needs | c_some))
         with m.If(finish):
             m.d.sync += s_valid.eq(0)               # (unless the next step comes in)
         with m.If(go):
             p3_mates = serve(p3_ok, pair(p3_eq), pair(p3_beq))[1]
             m.d.sync += [s_valid.eq(p3_valid), s.eq(p3), s_pending.eq(p3_ok),
                          s_none.eq(~p3_ok.any()), s_eq.eq(p3_eq),
-                         s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0),
+                         s_beq.eq(p3_beq), s_first.eq(1), s_phase.eq(0), s_edge.eq(1),
                          s_fin.eq(~(p3_ok & ~p3_mates).any())]
             for j in range(width):
                 m.d.sync += [s_word[j].eq(p3_word[j]), s_lo[j].eq(p3_lo[j]),
@@ -816,7 +819,8 @@ class LdsUnit(wiring.Component):
                      pop.eq(results.r_rdy & (~out.write | self.write.ready)),
                      results.r_en.eq(pop)]
         m.d.sync += [self.done.valid.eq(pop & out.last), self.done.payload.slot.eq(out.slot)]
-        m.d.sync += credits.eq(credits - (go & needs) + pop)
+        m.d.sync += [credits.eq(count_next(credits, pop, go & needs)),
+                     c_some.eq(~below_next(credits, pop, go & needs, 1))]
 
         # --- busy: an instruction not yet done ---------------------------------------------
         in_flight = Signal(range(64), name="in_flight")
