@@ -1153,8 +1153,17 @@ class PipelinedComputeUnit(wiring.Component):
                      to_exec_lo.eq(r0.sw & (c0 == _EXEC_LO)),
                      to_exec_hi.eq(r0.sw & (c0 == _EXEC_LO + 1)),
                      to_m0.eq(r0.sw & (c0 == _M0))]
-        g_last = Signal(W)
-        m.d.comb += g_last.eq(Cat(g_arrived[g] + 1 == g_live[g] for g in range(W)))
+        # per workgroup, from its counts alone (then chosen by R1's ``grp``): one more wave at
+        # the barrier completes it, one wave is left, some wave is at the barrier; its counts
+        # one up and one down
+        g_last, g_one, g_waiting = Signal(W), Signal(W), Signal(W)
+        m.d.comb += [g_last.eq(Cat(g_arrived[g] + 1 == g_live[g] for g in range(W))),
+                     g_one.eq(Cat(g_live[g] == 1 for g in range(W))),
+                     g_waiting.eq(Cat(g_arrived[g] != 0 for g in range(W)))]
+        g_arrived_up = Array(Signal(6, name=f"g_arrived_up{g}") for g in range(W))
+        g_live_down = Array(Signal(6, name=f"g_live_down{g}") for g in range(W))
+        m.d.comb += [*(g_arrived_up[g].eq(g_arrived[g] + 1) for g in range(W)),
+                     *(g_live_down[g].eq(g_live[g] - 1) for g in range(W))]
         retire_now = Signal()
         m.d.comb += retire_now.eq(r1_valid & ~stopping)
 
@@ -1209,10 +1218,10 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_fpc_ok[rs].eq(1)
             with m.If(rec.end):
                 m.d.sync += w_live[rs].eq(0)
-                m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live[grp] - 1)]
-                with m.If(g_live[grp] == 1):
+                m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live_down[grp])]
+                with m.If(g_one.bit_select(grp, 1)):
                     m.d.comb += [release.valid.eq(1), release.payload.eq(grp)]
-                with m.Elif((g_arrived[grp] != 0) & g_last.bit_select(grp, 1)):
+                with m.Elif(g_waiting.bit_select(grp, 1) & g_last.bit_select(grp, 1)):
                     # every remaining wave waits at the barrier
                     m.d.comb += [g_arrived_w.eq(1), g_arrived_new.eq(0)]
                     for i in range(W):
@@ -1229,7 +1238,7 @@ class PipelinedComputeUnit(wiring.Component):
                             m.d.sync += w_bar[i].eq(0)
                 with m.Else():
                     m.d.sync += w_bar[rs].eq(1)
-                    m.d.comb += g_arrived_new.eq(g_arrived[grp] + 1)
+                    m.d.comb += g_arrived_new.eq(g_arrived_up[grp])
         # One write port for each register of the wave state and of the workgroup counts,
         # shared by a wave's start and retirement (a start waits while R1 holds one), so that each
         # register's input is one value for every slot, not a select of its own per slot
