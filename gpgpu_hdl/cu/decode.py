@@ -403,7 +403,7 @@ class Decoder(wiring.Component):
         # Step 1: which format (one-hot, in priority order) with its opcode in the format's
         # region of the ROM (``decode_rom``), registered with the words. Step 2: the ROM read
         # at the address the registered match and opcode give; its registered answer is the
-        # output, with the format and size a register further on.
+        # output, with the format and size worked out from the registered one-hot beside it.
         regions, depth = decode_rom(by_format)
         rows = [0] * depth
         for tag, entries in by_format.items():
@@ -414,7 +414,6 @@ class Decoder(wiring.Component):
                                                    init=rows)
         read = table.read_port()
         inst1 = Signal(64, name="inst1")
-        fmt1, size1 = Signal(4, name="fmt1", init=15), Signal(name="size64_1")
         fmt2, size2 = Signal(4, name="fmt2", init=15), Signal(name="size64_2")
         # each encoding's match in the table's priority order: its selector, and none of the
         # earlier ones whose selector it overlaps (SOP1/SOPC/SOPP inside SOPK and SOP2, VOP1
@@ -426,12 +425,9 @@ class Decoder(wiring.Component):
             earlier = [sel[e] for e in ENCODINGS[:k]
                        if not (e.match_value ^ enc.match_value) & e.match_mask & enc.match_mask]
             first[enc] = sel[enc] & ~Cat(*earlier).any() if earlier else sel[enc]
-        m.d.sync += [
-            inst1.eq(self.inst),
-            fmt1.eq(functools.reduce(operator.or_, [
-                Mux(~Cat(*first.values()).any(), 15, 0),            # no format matches
-                *(Mux(first[enc], FORMAT_TAG[enc.format], 0) for enc in ENCODINGS)])),
-            size1.eq(Cat(*(first[enc] for enc in ENCODINGS if enc.size == 8)).any())]
+        # registered one-hot (the format and size are worked out from it in step 2)
+        match1 = {enc: Signal(name=f"is_{enc.format.name.lower()}") for enc in ENCODINGS}
+        m.d.sync += [inst1.eq(self.inst), *(match1[enc].eq(first[enc]) for enc in ENCODINGS)]
         # a registered match, for the encodings with entries: with the opcode in the region
         hits = {}
         for enc in ENCODINGS:
@@ -449,7 +445,11 @@ class Decoder(wiring.Component):
             terms.append(Mux(hit, base | inst1[lo:lo + bits], 0))
         address = Signal(range(depth), name="rom_addr")
         m.d.comb += [address.eq(functools.reduce(operator.or_, terms)), read.addr.eq(address)]
-        m.d.sync += [fmt2.eq(fmt1), size2.eq(size1)]
+        m.d.sync += [
+            fmt2.eq(functools.reduce(operator.or_, [
+                Mux(~Cat(*match1.values()).any(), 15, 0),           # no format matches
+                *(Mux(match1[enc], FORMAT_TAG[enc.format], 0) for enc in ENCODINGS)])),
+            size2.eq(Cat(*(match1[enc] for enc in ENCODINGS if enc.size == 8)).any())]
         m.d.comb += [self.format.eq(fmt2), self.size64.eq(size2), self.ctl.eq(read.data)]
         return m
 
