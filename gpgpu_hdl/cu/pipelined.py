@@ -289,7 +289,8 @@ class PipelinedComputeUnit(wiring.Component):
         b_ops, b_port, b_rel = warr("b_ops", OPERANDS), warr("b_port", _PORTS), warr("b_rel", 1)
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
-        g_live, g_arrived = warr("g_live", 6), warr("g_arrived", 6)
+        # per workgroup: its live waves, and those of them not at the barrier
+        g_live, g_rem = warr("g_live", 6), warr("g_rem", 6)
         g_id = warr("g_id", data.ArrayLayout(32, 3))
         g_lds = warr("g_lds", range(max(cfg.lds_bytes, 1)))     # the workgroup's LDS base
 
@@ -1154,15 +1155,15 @@ class PipelinedComputeUnit(wiring.Component):
                      to_exec_hi.eq(r0.sw & (c0 == _EXEC_LO + 1)),
                      to_m0.eq(r0.sw & (c0 == _M0))]
         # per workgroup, from its counts alone (then chosen by R1's ``grp``): one more wave at
-        # the barrier completes it, one wave is left, some wave is at the barrier; its counts
-        # one up and one down
+        # the barrier completes it (one wave not there), one wave is left, some wave is at the
+        # barrier; its counts one down
         g_last, g_one, g_waiting = Signal(W), Signal(W), Signal(W)
-        m.d.comb += [g_last.eq(Cat(g_arrived[g] + 1 == g_live[g] for g in range(W))),
+        m.d.comb += [g_last.eq(Cat(g_rem[g] == 1 for g in range(W))),
                      g_one.eq(Cat(g_live[g] == 1 for g in range(W))),
-                     g_waiting.eq(Cat(g_arrived[g] != 0 for g in range(W)))]
-        g_arrived_up = Array(Signal(6, name=f"g_arrived_up{g}") for g in range(W))
+                     g_waiting.eq(Cat(g_rem[g] != g_live[g] for g in range(W)))]
+        g_rem_down = Array(Signal(6, name=f"g_rem_down{g}") for g in range(W))
         g_live_down = Array(Signal(6, name=f"g_live_down{g}") for g in range(W))
-        m.d.comb += [*(g_arrived_up[g].eq(g_arrived[g] + 1) for g in range(W)),
+        m.d.comb += [*(g_rem_down[g].eq(g_rem[g] - 1) for g in range(W)),
                      *(g_live_down[g].eq(g_live[g] - 1) for g in range(W))]
         retire_now = Signal()
         m.d.comb += retire_now.eq(r1_valid & ~stopping)
@@ -1208,9 +1209,9 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += mode_after.eq((w_mode[rs] & ~rec.mode) |
                                       ((rec.sw_data[:32] << rec.mode_shift)[:10] & rec.mode))
         release = launcher.release
-        # the workgroup counts' new values (live waves, waves at the barrier)
-        g_live_w, g_arrived_w = Signal(), Signal()
-        g_live_new, g_arrived_new = Signal(6), Signal(6)
+        # the workgroup counts' new values (live waves, those not at the barrier)
+        g_live_w, g_rem_w = Signal(), Signal()
+        g_live_new, g_rem_new = Signal(6), Signal(6)
         with m.If(retire_now):
             m.d.sync += [cnt.instructions.eq(cnt.instructions + 1),
                          self.commit.eq(1)]
@@ -1218,27 +1219,28 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_fpc_ok[rs].eq(1)
             with m.If(rec.end):
                 m.d.sync += w_live[rs].eq(0)
-                m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live_down[grp])]
+                m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live_down[grp]),
+                             g_rem_w.eq(1), g_rem_new.eq(g_rem_down[grp])]
                 with m.If(g_one.bit_select(grp, 1)):
                     m.d.comb += [release.valid.eq(1), release.payload.eq(grp)]
                 with m.Elif(g_waiting.bit_select(grp, 1) & g_last.bit_select(grp, 1)):
-                    # every remaining wave waits at the barrier
-                    m.d.comb += [g_arrived_w.eq(1), g_arrived_new.eq(0)]
+                    # every remaining wave waits at the barrier: it opens
+                    m.d.comb += g_rem_new.eq(g_live_down[grp])
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
                             m.d.sync += w_bar[i].eq(0)
             with m.If(rec.hold):
                 m.d.sync += [w_hold[rs].eq(1), w_hold_n[rs].eq(rec.hold_n)]
             with m.If(rec.barrier):
-                m.d.comb += g_arrived_w.eq(1)
+                m.d.comb += g_rem_w.eq(1)
                 with m.If(g_last.bit_select(grp, 1)):
-                    m.d.comb += g_arrived_new.eq(0)
+                    m.d.comb += g_rem_new.eq(g_live[grp])
                     for i in range(W):
                         with m.If(w_grp[i] == grp):
                             m.d.sync += w_bar[i].eq(0)
                 with m.Else():
                     m.d.sync += w_bar[rs].eq(1)
-                    m.d.comb += g_arrived_new.eq(g_arrived_up[grp])
+                    m.d.comb += g_rem_new.eq(g_rem_down[grp])
         # One write port for each register of the wave state and of the workgroup counts,
         # shared by a wave's start and retirement (a start waits while R1 holds one), so that each
         # register's input is one value for every slot, not a select of its own per slot
@@ -1276,8 +1278,8 @@ class PipelinedComputeUnit(wiring.Component):
         gs = Mux(launching, lw.group, grp)
         with m.If((launching & lw.first) | g_live_w):
             m.d.sync += g_live[gs].eq(Mux(launching, lw.waves, g_live_new))
-        with m.If((launching & lw.first) | g_arrived_w):
-            m.d.sync += g_arrived[gs].eq(Mux(launching, 0, g_arrived_new))
+        with m.If((launching & lw.first) | g_rem_w):
+            m.d.sync += g_rem[gs].eq(Mux(launching, lw.waves, g_rem_new))
 
         # --- VGPR file write port: the vector unit, the buffer unit's loads, the slow unit, the
         # LDS, then the launcher's ids (one-hot grants: the payload is an AND-OR) -------------
