@@ -198,8 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {area.luts:>7} {area.ffs:>7} {area.block_rams:>5} {area.dsps:>5} "
                       f"{area.carries:>6} {area.distributed_rams:>7} {area.wide_muxes:>8} "
                       f"{area.total_cells:>7}")
-                print(f"  EBR estimate of the configuration: {res.ebr} (VGPR {res.vgpr_ebr}, "
-                      f"SGPR {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}); "
+                print(f"  EBR estimate of the configuration: {res.ebr} ({res.breakdown()}); "
                       f"{device.name} has {device.ebr} EBR, {device.dsp} DSP")
             else:
                 print(f"  {'LUT':>7} {'FF':>7} {'BRAM18':>6} {'DSP48':>5} {'CARRY4':>6} "

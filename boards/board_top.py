@@ -42,12 +42,12 @@ def unit_config(board: Board, config: CuConfig) -> CuConfig:
             config = dataclasses.replace(config, device=device)
         except ConfigError as exc:
             raise BoardError(f"{board.name}: the unit {exc}") from None
-    need = config.resources().ebr
-    if need + RESERVED_BLOCK_RAMS + MIN_MEMORY // board.block_ram_bytes > board.block_rams:
-        raise BoardError(f"{board.name}: the unit needs about {need} block RAMs and the SoC "
-                         f"{RESERVED_BLOCK_RAMS} more; the {board.device} has "
-                         f"{board.block_rams}: reduce wave_slots, vgprs, lds_bytes or "
-                         f"imem_bytes (--config)")
+    res = config.resources()
+    if res.ebr + RESERVED_BLOCK_RAMS + MIN_MEMORY // board.block_ram_bytes > board.block_rams:
+        raise BoardError(f"{board.name}: the unit needs about {res.ebr} block RAMs "
+                         f"({res.breakdown()}) and the SoC {RESERVED_BLOCK_RAMS} more; the "
+                         f"{board.device} has {board.block_rams}: reduce wave_slots, vgprs, "
+                         f"lds_bytes or imem_bytes (--config)")
     return config
 
 

@@ -3,7 +3,11 @@
 Every generator parameter lives in :class:`CuConfig`: a frozen, keyword-only dataclass that
 validates itself on construction, with messages that say what is allowed. The default fits an
 ECP5-85F (LFE5U-85F: 208 EBR of 18 Kbit, 156 multiplier DSPs) with room to spare; see
-:meth:`CuConfig.resources` for the block-RAM estimate it is checked against.
+:meth:`CuConfig.resources` for the block-RAM estimate it is checked against. The pipelined
+unit's estimate follows that unit's memories, which the gateware defines
+(:mod:`gpgpu_hdl.cu.block_rams`, a layer above this module): it is opened by name when a
+pipelined configuration is checked, as the runtime opens its backends, so that this module
+imports no gateware.
 
 The *profile* is the set of table mnemonics the unit is built to execute: ``"full"`` (every
 instruction of the table) or the mnemonics a trimmer profile keeps. Anything outside it is an
@@ -13,6 +17,7 @@ illegal instruction that traps.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -23,6 +28,8 @@ __all__ = ["ConfigError", "CuConfig", "Resources", "DEVICES", "SHIFTER_STYLES"]
 
 _POWERS_OF_TWO_TO_64 = (1, 2, 4, 8, 16, 32, 64)
 _EBR_BYTES = 2048            # one ECP5 EBR: 18 Kbit, 16 Kbit of data in x32 or x16 modes
+#: module and function of the pipelined unit's block-RAM estimate (``config -> Resources``)
+_PIPELINED_ESTIMATE = ("gpgpu_hdl.cu.block_rams", "pipelined_resources")
 
 #: The values the configuration's shifter style may take: a barrel shifter, or the eGPU
 #: shifter built on the multiplier (:mod:`gpgpu_hdl.cu.shifter`).
@@ -52,16 +59,50 @@ DEVICES = {
 
 @dataclass(frozen=True)
 class Resources:
-    """Block-RAM estimate of a configuration, in ECP5 EBRs."""
+    """Block-RAM estimate of a configuration, in ECP5 EBRs (18-Kbit block RAMs).
+
+    Attributes
+    ----------
+    vgpr_ebr, sgpr_ebr, lds_ebr, imem_ebr : int
+        The VGPR file, the SGPR file, the LDS and the instruction memory.
+    landing_ebr : int
+        The pipelined unit's landing RAMs (the buffer and LDS units' operands of the passes in
+        flight); 0 for the multi-cycle unit.
+    decode_ebr : int
+        The pipelined unit's decode tables in block RAM (the instruction decoder's ROM and
+        the scalar ALU's control table); 0 for the multi-cycle unit, whose tables are logic.
+    """
 
     vgpr_ebr: int
     sgpr_ebr: int
     lds_ebr: int
     imem_ebr: int
+    landing_ebr: int = 0
+    decode_ebr: int = 0
 
     @property
     def ebr(self) -> int:
-        return self.vgpr_ebr + self.sgpr_ebr + self.lds_ebr + self.imem_ebr
+        return sum(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    def parts(self) -> dict[str, int]:
+        """EBRs by part, named as the messages name them: VGPRs, SGPRs, LDS, instructions,
+        and the landing RAMs and decode tables when there are any."""
+        parts = {"VGPRs": self.vgpr_ebr, "SGPRs": self.sgpr_ebr, "LDS": self.lds_ebr,
+                 "instructions": self.imem_ebr}
+        for name, ebrs in (("landing RAMs", self.landing_ebr),
+                           ("decode tables", self.decode_ebr)):
+            if ebrs:
+                parts[name] = ebrs
+        return parts
+
+    def breakdown(self) -> str:
+        """``"VGPRs 64, SGPRs 6, LDS 16, instructions 8, landing RAMs 19, decode tables
+        7"``: :meth:`parts` as the messages print them."""
+        return ", ".join(f"{name} {ebrs}" for name, ebrs in self.parts().items())
+
+    def to_dict(self) -> dict[str, int]:
+        """``ebr`` (the total) and the fields, for the reports' JSON."""
+        return {"ebr": self.ebr, **dataclasses.asdict(self)}
 
 
 def _ebrs(nbytes: int, banks: int = 1) -> int:
@@ -175,8 +216,7 @@ class CuConfig:
         res, dev = self.resources(), DEVICES[self.device]
         if res.ebr > dev.ebr:
             raise ConfigError(
-                f"does not fit {dev.name}: needs about {res.ebr} EBR (VGPRs {res.vgpr_ebr}, "
-                f"SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}) of "
+                f"does not fit {dev.name}: needs about {res.ebr} EBR ({res.breakdown()}) of "
                 f"{dev.ebr}; reduce wave_slots, vgprs, lanes or lds_bytes")
 
     def key(self) -> str:
@@ -199,8 +239,16 @@ class CuConfig:
         return len(self.profile) == len(TABLE)
 
     def resources(self) -> Resources:
-        """Block RAM the register files and memories need. The VGPR file is banked per lane
-        (``lanes`` banks, each holding its lane's registers of every wave slot)."""
+        """Block RAM (ECP5 EBRs) the unit of this configuration needs.
+
+        The multi-cycle unit: the register files, the LDS and the instruction memory by their
+        bytes, the VGPR file banked per lane (``lanes`` banks, each holding its lane's
+        registers of every wave slot). The pipelined unit: every memory it puts in block RAM
+        as Yosys maps it, also its landing RAMs and decode tables
+        (:func:`gpgpu_hdl.cu.block_rams.pipelined_resources`)."""
+        if self.pipeline:
+            module, function = _PIPELINED_ESTIMATE
+            return getattr(importlib.import_module(module), function)(self)
         banks = self.lanes
         vgpr_bytes = self.wave_slots * self.vgprs * 64 * 4
         return Resources(vgpr_ebr=_ebrs(vgpr_bytes, banks),

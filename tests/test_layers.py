@@ -21,7 +21,9 @@ The layers, bottom first (a module may import its own layer and the ones below):
 ====  ================================================================================
 
 The runtime opens the RTL backends by name (:mod:`gpgpu_hdl.runtime.backends`), not by
-import. Imports inside functions count like any other.
+import, and so does the configuration the pipelined unit's block-RAM estimate
+(:mod:`gpgpu_hdl.cu.block_rams`, when it checks a pipelined configuration). Imports inside
+functions count like any other.
 """
 
 from __future__ import annotations

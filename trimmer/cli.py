@@ -34,7 +34,7 @@ from gpgpu_hdl.isa.table import OpClass, Unit
 from gpgpu_hdl.toolchain import atomic_write
 
 from .audit import Audit, Hierarchy, audit
-from .emit import STYLE, TOP, emit_verilog, unit_name, unit_resources, unit_title
+from .emit import STYLE, TOP, emit_verilog, unit_name, unit_title
 from .policy import Full, Trim, TrimError, full_unit, part_members, trim
 from .profile import Profile
 
@@ -174,9 +174,7 @@ def print_profile(profile: Profile, out: Console) -> None:
 
 
 def _resources(config: CuConfig) -> dict:
-    res = unit_resources(config)
-    return {"ebr": res.ebr, "vgpr_ebr": res.vgpr_ebr, "sgpr_ebr": res.sgpr_ebr,
-            "lds_ebr": res.lds_ebr, "imem_ebr": res.imem_ebr}
+    return config.resources().to_dict()
 
 
 def _decoder(t: Trim) -> dict:
@@ -201,10 +199,9 @@ def print_trim(t: Trim, out: Console) -> None:
     sizing = _table("Sizing", "", "base", "trimmed", "why", right=("base", "trimmed"))
     for name, s in t.sizing.items():
         sizing.add_row(name, str(s["base"]), str(s["trimmed"]), s["reason"])
-    base_res, res = unit_resources(t.base), unit_resources(t.config)
+    base_res, res = t.base.resources(), t.config.resources()
     sizing.add_row("block RAM (EBR)", str(base_res.ebr), str(res.ebr),
-                   f"estimate for {unit_name(t.config)}: VGPRs {res.vgpr_ebr}, SGPRs "
-                   f"{res.sgpr_ebr}, LDS {res.lds_ebr}, instructions {res.imem_ebr}")
+                   f"estimate for {unit_name(t.config)}: {res.breakdown()}")
     out.print(sizing)
 
     if t.config.pipeline:
@@ -484,7 +481,7 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
     for d in f.decisions:
         parts.add_row(d.part, "kept" if d.kept else "dropped", d.reason)
     out.print(parts)
-    res, base_res = unit_resources(f.config), unit_resources(f.base)
+    res, base_res = f.config.resources(), f.base.resources()
     entries = len(decode_entries(f.plan.profile))
     if f.drop:
         base_entries = len(decode_entries(f.base_plan.profile))
@@ -495,9 +492,8 @@ def _full_command(f: Full, output: str | None, report: str | None, area: bool,
     else:
         out.print(f"Full unit: {len(f.plan.profile)} instructions ({entries} decoder entries)")
     than_base = f" (base unit {base_res.ebr})" if f.drop else ""
-    out.print(f"Block RAM of the {unit_name(f.config)} about {res.ebr} EBR{than_base}: VGPRs "
-              f"{res.vgpr_ebr}, SGPRs {res.sgpr_ebr}, LDS {res.lds_ebr}, instructions "
-              f"{res.imem_ebr}")
+    out.print(f"Block RAM of the {unit_name(f.config)} about {res.ebr} EBR{than_base}: "
+              f"{res.breakdown()}")
     if f.config.pipeline:
         out.print(_PIPELINED_NOTE)
     data: dict = {"version": __version__, "files": [], "kernels": [], "keep": [],

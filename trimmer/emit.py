@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from amaranth.back import verilog
 
-from gpgpu_hdl.config import CuConfig, Resources
+from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.unit import compute_unit
 
-__all__ = ["TOP", "STYLE", "unit_name", "unit_title", "unit_resources", "build_unit",
-           "emit_verilog"]
+__all__ = ["TOP", "STYLE", "unit_name", "unit_title", "build_unit", "emit_verilog"]
 
 #: Name of the top module of the emitted Verilog.
 TOP = "compute_unit"
@@ -45,41 +44,6 @@ def unit_title(config: CuConfig) -> str:
         return (f"the pipelined compute unit ({unit_name(config)}, {lanes}, {STYLE} "
                 "multipliers and RAMs)")
     return f"the multi-cycle compute unit ({unit_name(config)}, {lanes})"
-
-
-#: ECP5 ``DP16KD`` shapes as a pseudo dual-port RAM (one write port, one read port): (width,
-#: depth).
-_DP16KD = ((36, 512), (18, 1024), (9, 2048), (4, 4096), (2, 8192), (1, 16384))
-
-
-def _ebrs(width: int, depth: int, copies: int = 1) -> int:
-    """EBRs for ``copies`` RAMs of ``width`` bits by ``depth`` words, each in its cheapest
-    ``DP16KD`` shape."""
-    if not width or not depth:
-        return 0
-    return copies * min(-(-width // w) * -(-depth // d) for w, d in _DP16KD)
-
-
-def unit_resources(config: CuConfig) -> Resources:
-    """Block RAM estimate (ECP5 EBRs) of the unit ``config`` builds: the multi-cycle unit's is
-    :meth:`CuConfig.resources`; the pipelined unit's follows its own memories (the VGPR file's
-    4 banks of ``32 * lanes`` bits, the SGPR file's 3 read copies of 64 bits, 64 rows per wave
-    slot, the LDS unit's banks of 32 bits, the 2 instruction-memory banks of 32 bits). The
-    queues (LUT RAM) are not counted."""
-    if not config.pipeline:
-        return config.resources()
-    from gpgpu_hdl.cu.lds import LdsUnit
-    from gpgpu_hdl.cu.sgpr_file import ROWS_PER_SLOT
-    from gpgpu_hdl.cu.vgpr_file import BANKS
-
-    lanes, slots = config.lanes, config.wave_slots
-    lds_banks = (LdsUnit(lanes=lanes, slots=slots, vgprs=config.vgprs,
-                         lds_bytes=config.lds_bytes).banks if config.lds_bytes else 1)
-    return Resources(
-        vgpr_ebr=_ebrs(32 * lanes, slots * config.vgprs // BANKS * (64 // lanes), BANKS),
-        sgpr_ebr=_ebrs(64, slots * ROWS_PER_SLOT, 3),
-        lds_ebr=_ebrs(32, config.lds_bytes // 4 // lds_banks, lds_banks),
-        imem_ebr=_ebrs(32, config.imem_bytes // 8, 2))
 
 
 def build_unit(config: CuConfig):

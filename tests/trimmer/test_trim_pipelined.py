@@ -25,7 +25,7 @@ from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.plan import BuildPlan
 from gpgpu_hdl.cu.pipelined import PipelinedComputeUnit
 from trimmer.audit import PIPELINED_BLOCKS, AuditError, audit, fp_units, parse_verilog
-from trimmer.emit import STYLE, unit_resources
+from trimmer.emit import STYLE
 from trimmer.policy import full_unit, trim
 from trimmer.profile import Profile
 
@@ -122,7 +122,7 @@ def test_vecadd_writes_the_pipelined_unit_and_says_so(vecadd_run, vecadd_trim):
     assert report["output"]["class"] == "PipelinedComputeUnit"
     assert report["trim"]["trimmed"]["pipeline"] is True
     assert report["audit"]["trimmed"]["ok"]
-    assert report["resources"]["trimmed"]["ebr"] == unit_resources(vecadd_trim.config).ebr
+    assert report["resources"]["trimmed"] == vecadd_trim.config.resources().to_dict()
 
 
 def test_vecadd_pipelined_audit_passes_and_matches_the_plan(vecadd_run, vecadd_trim):
