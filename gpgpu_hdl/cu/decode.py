@@ -337,11 +337,11 @@ class Decoder(wiring.Component):
         The format is a 64-bit encoding.
 
     With ``registered``, the decode takes two steps a clock apart (pipeline stages, for the
-    pipelined unit's clock): the format is found (each format's match, in the table's priority
-    order, and whether its opcode is in the format's region of the table) and registered with
-    the words; then the table, a ROM in block RAM (:func:`decode_rom`), is read at the address
-    that the registered format and opcode give, an AND-OR. The outputs are those of the
-    ``inst`` of two cycles before (:attr:`latency`).
+    pipelined unit's clock): each format's selector and whether its opcode is in the format's
+    region of the table are registered with the words; then each format's match in the table's
+    priority order is worked out from them, and the table, a ROM in block RAM
+    (:func:`decode_rom`), is read at the address the match and opcode give, an AND-OR. The
+    outputs are those of the ``inst`` of two cycles before (:attr:`latency`).
     """
 
     inst: In(64)
@@ -400,10 +400,11 @@ class Decoder(wiring.Component):
                     then(enc)
 
     def _elaborate_registered(self, m, by_format):
-        # Step 1: which format (one-hot, in priority order) with its opcode in the format's
-        # region of the ROM (``decode_rom``), registered with the words. Step 2: the ROM read
-        # at the address the registered match and opcode give; its registered answer is the
-        # output, with the format and size worked out from the registered one-hot beside it.
+        # Step 1: each format's selector and whether its opcode is in the format's region of
+        # the ROM (``decode_rom``), registered with the words (the words come from the
+        # instruction banks' outputs, late in the cycle). Step 2: the match in priority order
+        # and the ROM read at the address it and the opcode give; its registered answer is the
+        # output, with the format and size worked out from the match beside it.
         regions, depth = decode_rom(by_format)
         rows = [0] * depth
         for tag, entries in by_format.items():
@@ -415,27 +416,27 @@ class Decoder(wiring.Component):
         read = table.read_port()
         inst1 = Signal(64, name="inst1")
         fmt2, size2 = Signal(4, name="fmt2", init=15), Signal(name="size64_2")
-        # each encoding's match in the table's priority order: its selector, and none of the
-        # earlier ones whose selector it overlaps (SOP1/SOPC/SOPP inside SOPK and SOP2, VOP1
-        # and VOPC inside VOP2), side by side rather than a chain of all of them
-        word0 = self.inst[:32]
-        sel = {enc: (word0 & enc.match_mask) == enc.match_value for enc in ENCODINGS}
-        first = {}
-        for k, enc in enumerate(ENCODINGS):
-            earlier = [sel[e] for e in ENCODINGS[:k]
-                       if not (e.match_value ^ enc.match_value) & e.match_mask & enc.match_mask]
-            first[enc] = sel[enc] & ~Cat(*earlier).any() if earlier else sel[enc]
-        # registered one-hot (the format and size are worked out from it in step 2)
-        match1 = {enc: Signal(name=f"is_{enc.format.name.lower()}") for enc in ENCODINGS}
-        m.d.sync += [inst1.eq(self.inst), *(match1[enc].eq(first[enc]) for enc in ENCODINGS)]
-        # a registered match, for the encodings with entries: with the opcode in the region
-        hits = {}
+        # step 1, on the words as they come: each encoding's selector, and for those with
+        # entries whether the opcode is in the region (its high bits 0), registered
+        sel1 = {enc: Signal(name=f"sel_{enc.format.name.lower()}") for enc in ENCODINGS}
+        in_region = {}
         for enc in ENCODINGS:
             if FORMAT_TAG[enc.format] in regions:
                 field, bits = enc.field("op"), regions[FORMAT_TAG[enc.format]][1]
-                hits[enc] = Signal(name=f"hit_{enc.format.name.lower()}")
-                m.d.sync += hits[enc].eq(first[enc] &
-                                         (self.inst[field.lo + bits:field.hi + 1] == 0))
+                in_region[enc] = Signal(name=f"in_region_{enc.format.name.lower()}")
+                m.d.sync += in_region[enc].eq(self.inst[field.lo + bits:field.hi + 1] == 0)
+        m.d.sync += [inst1.eq(self.inst),
+                     *(sel1[enc].eq((self.inst[:32] & enc.match_mask) == enc.match_value)
+                       for enc in ENCODINGS)]
+        # step 2, from those registers: each encoding's match in the table's priority order
+        # (its selector, and none of the earlier ones whose selector it overlaps: SOP1/SOPC/
+        # SOPP inside SOPK and SOP2, VOP1 and VOPC inside VOP2), side by side
+        match1 = {}
+        for k, enc in enumerate(ENCODINGS):
+            earlier = [sel1[e] for e in ENCODINGS[:k]
+                       if not (e.match_value ^ enc.match_value) & e.match_mask & enc.match_mask]
+            match1[enc] = sel1[enc] & ~Cat(*earlier).any() if earlier else sel1[enc]
+        hits = {enc: match1[enc] & in_region[enc] for enc in in_region}
         # the address: the matching format's base ORed with its opcode, or the last row (all
         # zeros: illegal) when none matches
         terms = [Mux(~Cat(*hits.values()).any(), depth - 1, 0)]
