@@ -368,9 +368,9 @@ class Decoder(wiring.Component):
         by_format: dict[int, list] = {}
         for (tag, opcode), ctl in self._entries.items():
             by_format.setdefault(tag, []).append((opcode, ctl))
-        opcode = Signal(9)
         if self._registered:
             return self._elaborate_registered(m, by_format)
+        opcode = Signal(9)
         m.d.comb += self.format.eq(15)
 
         def lookup(enc):
@@ -378,13 +378,13 @@ class Decoder(wiring.Component):
                 for code, ctl in sorted(by_format.get(FORMAT_TAG[enc.format], [])):
                     with m.Case(code):
                         m.d.comb += self.ctl.eq(DecodedLayout.const(ctl))
-        self._match_formats(m, m.d.comb, self.format, opcode, self.size64, then=lookup)
+        self._match_formats(m, opcode, then=lookup)
         return m
 
-    def _match_formats(self, m, domain, fmt, opcode, size64, *, then=None):
-        """The format of ``inst``, its opcode field and its size into ``fmt``, ``opcode`` (unless
-        None) and ``size64`` in ``domain``: the formats tried in the table's priority order (an
-        If/Elif chain); ``then(encoding)`` adds what else the matching branch does."""
+    def _match_formats(self, m, opcode, *, then):
+        """The format of ``inst``, its opcode field and its size into ``format``, ``opcode``
+        and ``size64``: the formats tried in the table's priority order (an If/Elif chain);
+        ``then(encoding)`` adds what else the matching branch does."""
         word0 = self.inst[:32]
         first = True
         for enc in ENCODINGS:
@@ -393,11 +393,10 @@ class Decoder(wiring.Component):
             first = False
             with ctx:
                 op = enc.field("op")
-                domain += [fmt.eq(FORMAT_TAG[enc.format]), size64.eq(enc.size == 8)]
-                if opcode is not None:
-                    domain += opcode.eq(self.inst[op.lo:op.hi + 1])
-                if then is not None:
-                    then(enc)
+                m.d.comb += [self.format.eq(FORMAT_TAG[enc.format]),
+                             self.size64.eq(enc.size == 8),
+                             opcode.eq(self.inst[op.lo:op.hi + 1])]
+                then(enc)
 
     def _elaborate_registered(self, m, by_format):
         # Step 1: each format's selector and whether its opcode is in the format's region of
