@@ -507,8 +507,6 @@ class PipelinedComputeUnit(wiring.Component):
         # the rest of the instruction (issue reads them two cycles after that at the earliest);
         # each candidate's address side by side, then the choice (VCCZ is the file's flag,
         # read in stage 2: no read)
-        def port_of(code):
-            return code[:7]
         e2_port = Signal(_PORTS)
         e2_rel = Signal()
         ctl2, src2 = e2.ctl, e2.ops.src
@@ -521,21 +519,21 @@ class PipelinedComputeUnit(wiring.Component):
         with m.Switch(ctl2.unit):
             with m.Case(XUnit.SMEM):
                 sbase = field(Format.SMRD, "sbase", e2.inst[:32]) << 1
-                m.d.comb += [e2_port[0].eq(port_of(sbase)), e2_port[1].eq(port_of(sbase + 2)),
-                             e2_port[2].eq(port_of(field(Format.SMRD, "offset", e2.inst[:32])))]
+                m.d.comb += [e2_port[0].eq(sbase[:7]), e2_port[1].eq((sbase + 2)[:7]),
+                             e2_port[2].eq(field(Format.SMRD, "offset", e2.inst[:32])[:7])]
             with m.Case(XUnit.BUF):
                 srsrc = field(Format.MUBUF, "srsrc", e2.inst) << 2
-                m.d.comb += [e2_port[0].eq(port_of(srsrc)), e2_port[1].eq(port_of(srsrc + 2)),
-                             e2_port[2].eq(port_of(field(Format.MUBUF, "soffset", e2.inst)))]
+                m.d.comb += [e2_port[0].eq(srsrc[:7]), e2_port[1].eq((srsrc + 2)[:7]),
+                             e2_port[2].eq(field(Format.MUBUF, "soffset", e2.inst)[:7])]
             with m.Case(XUnit.VALU, XUnit.VSPEC):
                 # one scalar register per vector instruction (SI's constant bus): the first
                 # source in the SGPR file; and the carry/select mask
-                m.d.comb += [e2_port[0].eq(Mux(scalar[0], port_of(src2[0]),
-                                               Mux(scalar[1], port_of(src2[1]),
-                                                   Mux(scalar[2], port_of(src2[2]), 0)))),
-                             e2_port[1].eq(Mux(ctl2.fpu, _VCC_LO, port_of(e2.ops.cin)))]
+                m.d.comb += [e2_port[0].eq(Mux(scalar[0], src2[0][:7],
+                                               Mux(scalar[1], src2[1][:7],
+                                                   Mux(scalar[2], src2[2][:7], 0)))),
+                             e2_port[1].eq(Mux(ctl2.fpu, _VCC_LO, e2.ops.cin[:7]))]
             with m.Default():
-                m.d.comb += [e2_port[0].eq(port_of(src2[0])), e2_port[1].eq(port_of(src2[1]))]
+                m.d.comb += [e2_port[0].eq(src2[0][:7]), e2_port[1].eq(src2[1][:7])]
                 with m.If((ctl2.unit == XUnit.SPEC) & (ctl2.spec == Spec.MOVRELS)):
                     # s_movrels: the source's register + M0, added at stage 1 (stage 3 checks
                     # the range)
