@@ -49,6 +49,7 @@ from .fpu.ops import FP_OPS, fp_member
 from .fpu.unit import FP_BUILT_OPS, FpLaneUnit
 from .operands import field
 from .dsp import check_style
+from .pair_fifo import PairFifo
 from .slow_alu import SlowLaneAlu, pair_decode
 from .valu import VALU_INT_OPS, ValuOp, _leading_zeros
 from .vector_unit import SOURCES
@@ -426,13 +427,34 @@ class SlowVectorUnit(wiring.Component):
 
         wr = self.write.payload
         m.d.comb += [wr.slot.eq(cur.slot), wr.pass_.eq(pass_)]
-        req = self.read.payload
-        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_)]
+        # the requests wait in a small FIFO (written as the sequencer moves on, its head a
+        # register), so that the VGPR file plans its reads from registers, not from this
+        # unit's state and ``beat``
+        read_layout = self.read.payload.shape()
+        m.submodules.requests = requests = PairFifo(width=read_layout.size)
+        m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
+                     requests.r_en.eq(self.read.ready)]
+        req = Signal(read_layout, name="seq_request")
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req)]
         for k in range(SOURCES):
             hi_valid = (wide[0], wide[1] | wide[2], 0)[k]
             m.d.comb += [req.regs[k].reg.eq(Mux(beat & (k < 2), hi_reg[min(k, 1)],
                                                 cur.srcs[k].reg)),
                          req.regs[k].valid.eq(Mux(beat, hi_valid, vgpr[k]))]
+
+        def request():
+            """The pass's request (``beat``'s) into the FIFO if there is room; the next (the
+            high registers) or the wait for the operands follows."""
+            m.d.comb += requests.w_en.eq(1)
+            with m.If(requests.w_rdy):
+                with m.If(~beat & wide.any()):
+                    m.d.sync += beat.eq(1)
+                    m.next = "REQUEST"
+                with m.Else():
+                    m.d.sync += beat.eq(0)
+                    m.next = "WAIT"
+            with m.Else():
+                m.next = "REQUEST"
         m.d.comb += [self.done.payload.slot.eq(cur.slot), self.done.payload.flags.eq(flags),
                      self.done.payload.sresult.eq(sresult)]
 
@@ -497,18 +519,12 @@ class SlowVectorUnit(wiring.Component):
                 with m.If(exec_pass == 0):
                     next_pass()
                 with m.Elif(vgpr.any()):
-                    m.next = "REQUEST"
+                    request()
                 with m.Else():
                     m.next = "LOAD"
 
             with m.State("REQUEST"):
-                m.d.comb += self.read.valid.eq(1)
-                with m.If(self.read.ready):
-                    with m.If(~beat & wide.any()):
-                        m.d.sync += beat.eq(1)
-                    with m.Else():
-                        m.d.sync += beat.eq(0)
-                        m.next = "WAIT"
+                request()
 
             with m.State("WAIT"), m.If(rx_done):
                 m.d.sync += rx_done.eq(0)
