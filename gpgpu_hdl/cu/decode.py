@@ -20,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..isa.formats import ENCODINGS, Format
 from ..isa.table import TABLE, InstrInfo, Unit
+from .fast_alu import FAST_OPS
 from .fpu.ops import FP_OPS
 from .fpu.unit import FP_BUILT_OPS
 from .salu import SALU_ALU_OPS
@@ -129,6 +130,7 @@ DecodedLayout = data.StructLayout({
     "fpu": 1,           # unit VALU: an FP32 instruction (op is an FpOp), run by the FP unit
     "acc": 1,           # the old vector destination is the third source (v_mac_*)
     "lit_k": 1,         # the literal is the third source (v_madmk_f32, v_madak_f32)
+    "fast": 1,          # unit VALU: an integer operation of the fast lanes (FAST_OPS)
 })
 
 _SPEC_SALU = {"s_getpc_b64": Spec.GETPC, "s_setpc_b64": Spec.SETPC, "s_swappc_b64": Spec.SWAPPC,
@@ -270,7 +272,8 @@ def control(info: InstrInfo, e64: bool = False) -> dict | None:
         common = {"vop3b": "vop3b" in flags, "cin": "carry_in" in flags or "sel" in flags,
                   "vopc": fmt is Format.VOPC, "cmpx": "cmpx" in flags}
         if m in _VALU_INDEX:
-            return base | common | {"unit": XUnit.VALU, "op": _VALU_INDEX[m]}
+            return base | common | {"unit": XUnit.VALU, "op": _VALU_INDEX[m],
+                                    "fast": m in FAST_OPS}
         if m in _SPEC_VALU:
             return base | common | {"unit": XUnit.VSPEC, "spec": _SPEC_VALU[m]}
         return None

@@ -15,9 +15,9 @@ from ..isa.formats import ENCODING_OF, VOP3B, Encoding, Format
 from ..isa.table import TABLE
 from .decode import FORMAT_TAG, Spec, XUnit
 
-__all__ = ["field", "operand_fields", "vop3_modifiers", "SCALAR_SOURCE", "scalar_source",
-           "scalar_pick", "OPERANDS", "operand_codes", "INLINE_F32", "INLINE_F64_HI",
-           "SETREG_IMM32"]
+__all__ = ["field", "operand_fields", "vop3_modifiers", "vop3_modifier_bits", "SCALAR_SOURCE",
+           "scalar_source", "scalar_pick", "OPERANDS", "operand_codes", "INLINE_F32",
+           "INLINE_F64_HI", "SETREG_IMM32"]
 
 _VCC_LO, _M0, _EXEC_LO = int(ScalarCode.VCC_LO), int(ScalarCode.M0), int(ScalarCode.EXEC_LO)
 _VCCZ, _EXECZ, _SCC, _LITERAL = (int(c) for c in (
@@ -125,14 +125,23 @@ def operand_fields(m, ir, fmt, ctl, *, name: str = "") -> SimpleNamespace:
                            has_lit=has_lit, setreg_imm=setreg_imm)
 
 
+def vop3_modifier_bits(ir):
+    """Whether the VOP3 fields of ``ir`` set a modifier, read as the VOP3a form (abs, clamp,
+    omod, neg) and as the VOP3b form (omod, neg: its abs and clamp bits hold the scalar
+    destination); which one counts is the control word's ``vop3b``
+    (:func:`vop3_modifiers`)."""
+    mods_a = Cat(field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
+    mods_b = Cat(field(VOP3B, n, ir) for n in ("omod", "neg"))
+    return mods_a != 0, mods_b != 0
+
+
 def vop3_modifiers(m, ir, ctl, *, name: str = ""):
     """1 when the VOP3 fields of ``ir`` set an input or output modifier (abs, clamp, omod,
     neg; the VOP3b form has no abs and no clamp: those bits hold its scalar destination).
     Meaningful for a VOP3 instruction only."""
     mods = Signal(name=f"{name}vop3_mods")
-    mods_a = Cat(field(Format.VOP3, n, ir) for n in ("abs", "clamp", "omod", "neg"))
-    mods_b = Cat(field(VOP3B, n, ir) for n in ("omod", "neg"))
-    m.d.comb += mods.eq(Mux(ctl.vop3b, mods_b != 0, mods_a != 0))
+    mods_a, mods_b = vop3_modifier_bits(ir)
+    m.d.comb += mods.eq(Mux(ctl.vop3b, mods_b, mods_a))
     return mods
 
 

@@ -54,7 +54,7 @@ from .lds import issue_control as lds_issue_control
 from .lsu import BufferUnit, issue_control
 from .onehot import onehot_index, onehot_mux
 from .operands import (OPERANDS, SCALAR_SOURCE, field, operand_codes, operand_fields,
-                       scalar_pick, scalar_source, vop3_modifiers)
+                       scalar_pick, scalar_source, vop3_modifier_bits)
 from .plan import BuildPlan
 from .scalar_alu import LATENCY as SALU_LATENCY
 from .scalar_alu import PipelinedScalarAlu, ScalarDecode
@@ -232,7 +232,6 @@ class PipelinedComputeUnit(wiring.Component):
         slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
                                               int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
                                               shifter=cfg.shifter, dsp=self._dsp))
-        m.submodules.valu_route = route_decode = FastDecode()
         lds = None
         if has_lds:
             lds = cleared("lds", LdsUnit(lanes=L, slots=W, vgprs=NV, lds_bytes=cfg.lds_bytes,
@@ -442,22 +441,25 @@ class PipelinedComputeUnit(wiring.Component):
         d2 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32}))
         m.d.sync += [d2.valid.eq(d_valid), d2.slot.eq(d_slot), d2.inst.eq(d_inst),
                      d2.pc.eq(d_pc)]
+        # (with whether the words set a VOP3 modifier, read both ways, from D2's register)
         e = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64, "pc": 32,
-                                      "ctl": DecodedLayout, "fmt": 4, "size64": 1}))
+                                      "ctl": DecodedLayout, "fmt": 4, "size64": 1,
+                                      "mods_a": 1, "mods_b": 1}))
+        d2_mods = vop3_modifier_bits(d2.inst)
         m.d.sync += [e.valid.eq(d2.valid), e.slot.eq(d2.slot), e.inst.eq(d2.inst),
                      e.pc.eq(d2.pc), e.ctl.eq(dec.ctl), e.fmt.eq(dec.format),
-                     e.size64.eq(dec.size64)]
+                     e.size64.eq(dec.size64), e.mods_a.eq(d2_mods[0]),
+                     e.mods_b.eq(d2_mods[1])]
         e_fields = operand_fields(m, e.inst, e.fmt, e.ctl, name="e_")
-        # which vector unit: the fast lanes, unless it is FP, a slow integer operation, has
-        # VOP3 modifiers (the slow unit applies them) or reads a lane
+        # which vector unit: the fast lanes, unless it is FP or a slow integer operation (the
+        # decoder's ``fast`` bit, a column of its ROM), has VOP3 modifiers (the slow unit
+        # applies them) or reads a lane
         e_path = Signal(2)
-        e_mods = vop3_modifiers(m, e.inst, e.ctl, name="e_")
+        e_mods = Mux(e.ctl.vop3b, e.mods_b, e.mods_a)
         e_vop3 = e.fmt == FORMAT_TAG[Format.VOP3]
-        m.d.comb += route_decode.op.eq(e.ctl.op)
         with m.Switch(e.ctl.unit):
             with m.Case(XUnit.VALU):
-                m.d.comb += e_path.eq(Mux(e.ctl.fpu | ~route_decode.fast | (e_vop3 & e_mods),
-                                          _TO_SLOW, _TO_FAST))
+                m.d.comb += e_path.eq(Mux(~e.ctl.fast | (e_vop3 & e_mods), _TO_SLOW, _TO_FAST))
             with m.Case(XUnit.VSPEC), m.Switch(e.ctl.spec):
                 with m.Case(*_MOVES):
                     m.d.comb += e_path.eq(Mux(e_vop3 & e_mods, _TO_NONE, _TO_FAST))
