@@ -121,6 +121,14 @@ _TO_FAST, _TO_SLOW, _TO_NONE = range(3)
 #: room it needs (scalar memory, fast lanes, slow unit, buffer unit, LDS), ``s_endpgm`` (waits
 #: for the wave's buffer instructions), and a jump (no prefetch after it)
 #: what stage 3 does with an instruction, worked out in stage 2 (``_action``)
+#: Stage 1's part of the M0-relative moves' range tests (``_m0_limits``): per register
+#: (v_movrels' source VGPR, v_movreld's destination VGPR, s_movrels/s_movreld's SGPR) whether
+#: it is out of range already (``*_over``), else how far M0's low byte may go (``*_room``: the
+#: VGPRs in range from the register on; an SGPR's room is its distance to the last it may be,
+#: which M0 may equal)
+_M0_LIMITS = data.StructLayout({"v_over": 1, "v_room": 9, "d_over": 1, "d_room": 9,
+                                "s_over": 1, "s_room": 7})
+
 _ACTION = data.StructLayout({
     "trap": 1, "cause": 4,
     "salu": 1, "fast": 1, "slow": 1, "spec": 1, "smem": 1, "lds": 1, "buf": 1,
@@ -694,11 +702,13 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot), sgprs.read[p].reg.eq(reg)]
         wave_state = {"pc": 32, "m0": 32, "m0_big": 1, "exec": 64, "scc": 1, "mode": 10,
                       "lds": range(max(cfg.lds_bytes, 1))}
-        i2 = Signal(data.StructLayout({**i1.shape().members, **wave_state}))
+        i2 = Signal(data.StructLayout({**i1.shape().members, **wave_state,
+                                       "limits": _M0_LIMITS}))
         m.d.sync += [*(getattr(i2, f).eq(getattr(i1, f)) for f in i1.shape().members),
                      i2.pc.eq(w_pc[i1.slot]), i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
                      i2.exec.eq(w_exec[i1.slot]), i2.scc.eq(w_scc[i1.slot]),
-                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(g_lds[w_grp[i1.slot]])]
+                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(g_lds[w_grp[i1.slot]]),
+                     i2.limits.eq(self._m0_limits(i1, vgprs=NV))]
         # stage 2, while the file reads: where each scalar operand's value comes from, and
         # what stage 3 does
         carried = ("exec", "scc", "mode", "lds")        # the wave's state stage 3 reads
@@ -1350,6 +1360,20 @@ class PipelinedComputeUnit(wiring.Component):
         return m
 
     @staticmethod
+    def _m0_limits(i1, *, vgprs):
+        """Stage 1's part of the M0-relative moves' range tests (:data:`_M0_LIMITS`), from the
+        instruction alone: a register number plus M0's low byte is in range when that byte is
+        below a limit (the register's room), so that stage 2 compares M0 with a register
+        rather than with a sum."""
+        v, d = i1.ops.src[0][:8], i1.ops.vdst[:8]
+        # s_movrels reads S0's register + M0, s_movreld writes the destination's; a pair's
+        # first register goes up to s102
+        s = Mux(i1.ctl.spec == Spec.MOVRELS, i1.ops.src[0][:7], i1.ops.sdst[:7])
+        top = Mux(i1.ctl.dst_dw == 2, 102, 103)
+        return Cat(v >= vgprs, (vgprs - v)[:9], d >= vgprs, (vgprs - d)[:9], s > top,
+                   (top - s)[:7])
+
+    @staticmethod
     def _action(m, i2, *, dispatch, vgprs, has_lds, atomics):
         """What stage 3 does with stage 2's instruction (:data:`_ACTION`), worked out in
         stage 2 from its control word, its operand codes and the wave's PC and M0 (registered
@@ -1373,8 +1397,10 @@ class PipelinedComputeUnit(wiring.Component):
         v_src0, v_dst = Signal(9), Signal(9)
         m.d.comb += [v_src0.eq(ops.src[0][:8] + Mux(rel_src, m0[:8], 0)),
                      v_dst.eq(ops.vdst[:8] + Mux(rel_dst, m0[:8], 0))]
-        src_out = rel_src & (i2.m0_big | (v_src0 >= vgprs))
-        dst_out = (rel_dst & i2.m0_big) | (v_dst >= vgprs)
+        # (the tests against stage 1's limits: M0's low byte against a register, no sum)
+        lim, m0_lo = i2.limits, m0[:8]
+        src_out = rel_src & (i2.m0_big | lim.v_over | (m0_lo >= lim.v_room))
+        dst_out = Mux(rel_dst, i2.m0_big | lim.d_over | (m0_lo >= lim.d_room), lim.d_over)
         # s_movrels: S0's register + M0; s_movreld: the destination's; past s103, a trap (the
         # golden model stops), and an odd pair too (SI's 64-bit SGPR operands are aligned; the
         # file reads and writes aligned pairs)
@@ -1419,7 +1445,7 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.Else():
                             m.d.comb += act.spec.eq(1)
                     with m.Case(Spec.MOVRELS, Spec.MOVRELD):
-                        with m.If(i2.m0_big | (index > Mux(wide, 102, 103))):
+                        with m.If(i2.m0_big | lim.s_over | (m0_lo > lim.s_room)):
                             m.d.comb += trap(TrapCause.SGPR_RANGE)
                         with m.Elif(wide & index[0]):
                             m.d.comb += trap(TrapCause.ILLEGAL)
