@@ -149,6 +149,9 @@ class WaveLauncher(wiring.Component):
         grp = Signal(range(W))
         gid = Signal(data.ArrayLayout(32, 3))
         size = [Signal(11, name=f"wg_size{i}") for i in range(3)]
+        # the last x and y ids (an id steps on to the next while it is not its last: an
+        # equality of registers, not an adder and a compare, before the ids' enables)
+        size_m1 = [Signal(11, name=f"wg_last{i}") for i in range(2)]
         items01, items, nwaves = Signal(22), Signal(22), Signal(6)
         wave = Signal(5)
         slot = Signal(range(W))
@@ -204,7 +207,8 @@ class WaveLauncher(wiring.Component):
 
             with m.State("SIZE"):
                 m.d.comb += self.active.eq(1)
-                m.d.sync += items01.eq(size[0] * size[1])
+                m.d.sync += [items01.eq(size[0] * size[1]),
+                             *(size_m1[i].eq(size[i] - 1) for i in range(2))]
                 m.next = "ITEMS"
 
             with m.State("ITEMS"):
@@ -248,11 +252,11 @@ class WaveLauncher(wiring.Component):
                 m.d.comb += flat.eq((wave << 6) + lane[:6])
                 lid = Mux(vid == 0, lane_x, Mux(vid == 1, lane_y, lane_z))
                 m.d.sync += ids[lane[:6] % L].eq(Mux(flat < items, lid, 0))
-                with m.If(lane_x + 1 < size[0]):
+                with m.If(lane_x != size_m1[0]):
                     m.d.sync += lane_x.eq(lane_x + 1)
                 with m.Else():
                     m.d.sync += lane_x.eq(0)
-                    with m.If(lane_y + 1 < size[1]):
+                    with m.If(lane_y != size_m1[1]):
                         m.d.sync += lane_y.eq(lane_y + 1)
                     with m.Else():
                         m.d.sync += [lane_y.eq(0), lane_z.eq(lane_z + 1)]
