@@ -330,7 +330,9 @@ class LdsUnit(wiring.Component):
         l_used = Signal(range(LANDING + 1), name="l_used")  # passes asked for, not yet walked
         l_room = Signal(init=1, name="l_room")     # l_used < LANDING, registered
 
-        m.submodules.jobs = jobs = fifo.SyncFIFO(width=job_layout.size, depth=LANDING)
+        # (the head job in a register: the walker's tests of it, and its pops behind them,
+        # start at a register, not at the LUT RAM's read port)
+        m.submodules.jobs = jobs = fifo.SyncFIFOBuffered(width=job_layout.size, depth=LANDING)
         m.submodules.requests = requests = PairFifo(width=read_layout.size)
         m.submodules.route = route = fifo.SyncFIFO(width=1, depth=2 * LANDING)
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
@@ -437,13 +439,15 @@ class LdsUnit(wiring.Component):
         l_wptr = [Signal(range(LANDING), name=f"l_wptr_{x}") for x in "ab"]
         l_rptr = [Signal(range(LANDING), name=f"l_rptr_{x}") for x in "ab"]
         l_count = [Signal(range(LANDING + 1), name=f"l_count_{x}") for x in "ab"]
+        l_some = [Signal(name=f"l_some_{x}") for x in "ab"]     # l_count != 0, registered
         l_pop = Signal(2)                           # the walker is done with a pass's operands
         for x in range(2):
             with m.If(o_we[x]):
                 m.d.sync += l_wptr[x].eq(Mux(l_wptr[x] == LANDING - 1, 0, l_wptr[x] + 1))
             with m.If(l_pop[x]):
                 m.d.sync += l_rptr[x].eq(Mux(l_rptr[x] == LANDING - 1, 0, l_rptr[x] + 1))
-            m.d.sync += l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x]))
+            m.d.sync += [l_count[x].eq(count_next(l_count[x], o_we[x], l_pop[x])),
+                         l_some[x].eq(~below_next(l_count[x], o_we[x], l_pop[x], 1))]
         # A's ADDR words in LUT RAM, read in the walker's cycle
         addr_mem = memory.Memory(shape=data.ArrayLayout(32, lanes), depth=LANDING, init=[])
         m.submodules.land_addr = addr_mem
@@ -465,8 +469,7 @@ class LdsUnit(wiring.Component):
         head = data.View(job_layout, jobs.r_data)
         w_el = Signal(name="w_el")
         w_k = Signal(name="w_k")
-        have = jobs.r_rdy & (head.marker | ((l_count[0] != 0)
-                                            & (~head.b | (l_count[1] != 0))))
+        have = jobs.r_rdy & (head.marker | (l_some[0] & (~head.b | l_some[1])))
         # a step's groups with an EXEC bit, in lane order: the lowest not yet walked is next
         w_done = Signal(groups, name="w_done")      # the step's groups walked
         w_left = Signal(groups, name="w_left")
