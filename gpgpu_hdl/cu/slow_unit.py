@@ -507,7 +507,14 @@ class SlowVectorUnit(wiring.Component):
                     with m.Elif(is_read):
                         m.d.sync += pass_.eq(tgt[_log2(lanes):])
                         with m.If(ins.srcs[0].vgpr):
-                            m.next = "REQUEST"
+                            # its one request, made from the instruction as it is taken
+                            # (the FIFO is empty: the unit was idle)
+                            m.d.comb += [requests.w_en.eq(1), req.slot.eq(ins.slot),
+                                         req.pass_.eq(tgt[_log2(lanes):]),
+                                         req.regs[0].reg.eq(ins.srcs[0].reg),
+                                         req.regs[0].valid.eq(1),
+                                         *(req.regs[k].valid.eq(0) for k in (1, 2))]
+                            m.next = "WAIT"
                         with m.Else():
                             m.next = "DONE"         # the scalar itself
                     with m.Else():
