@@ -142,7 +142,11 @@ TraceLayout = _trace_layout()
 #: One dword a buffer load writes to a VGPR (the answer lands after the load has retired).
 #: a load's value written into register ``reg`` of wave slot ``slot`` for the wave's ``lanes``
 #: (a mask: the buffer unit writes lanes that shared a request together)
-LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lanes": 64, "value": 32})
+#: A buffer load's dword written to a VGPR: ``value`` into the wave lanes ``lanes``; and
+#: ``values`` into the lanes ``copied`` (the pipelined unit's repeating lanes, which keep the
+#: word of the instruction's pass before: wave lane ``i`` takes ``values[i % 16]``)
+LoadTraceLayout = data.StructLayout({"valid": 1, "slot": 4, "reg": 8, "lanes": 64, "value": 32,
+                                     "copied": 64, "values": data.ArrayLayout(32, 16)})
 
 
 def unit_members(*, trace: bool, shared_grid: bool) -> dict:

@@ -29,8 +29,10 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   three words into a block RAM of a pass a row (:class:`~gpgpu_hdl.cu.landing.LandingRam`),
   from which the op's data word (A's ``vdata`` for a lane's first dword, B's for the others)
   reaches the address pipeline at M1. With A's words, where the pass's *runs* start: lane 0
-  and each lane whose address words differ from the lane's before it; and which lanes of
+  and each lane whose address words differ from the lane's before it; which lanes of
   the pass's upper half have the address words of their *twin*, the lane half a pass below;
+  and which lanes have the address words the same lane had in the A pass landed before it
+  (kept in registers as each pass lands);
 * **prepare**: the head job, once its A operands have landed, with its *leaders*: every
   active lane when the job may not share requests (a store, an atomic, ADD_TID), otherwise
   each run's lowest active lane (a load's lanes with the same address words have the same
@@ -40,7 +42,12 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
   requests are the *followers*: a uniform load of a full pass is one request, a row of a
   matrix read by a row of lanes one per row, and a pass of two rows of a workgroup 8 lanes
   wide reading the same 8 dwords of a matrix (matmul's ``b``, at 16 lanes) 8 requests, not
-  16;
+  16. A dword load's active lane, but the pass's lowest, whose address words are those it
+  had in the instruction's pass before (its job before), where it was active, *repeats*: it
+  has no op at all, and the collector keeps the word that pass gave it (the instruction
+  reads the same dword, and nothing of the unit writes memory between its passes). A
+  wave's passes that read one row of a matrix (matmul's ``b``) are then that row's requests
+  and one a pass after the first, not the row's requests every pass;
 * **walker**: the job's leaders in order, one dword a cycle: the lane's address words
   (a ``lanes``:1 multiplexer on the landing FIFO's head, in two registered steps: the lane
   of each group of four, then the group) and its data word (the same select on the block
@@ -84,7 +91,12 @@ buffer's (index < NUM_RECORDS), 48-bit addresses of which the low 4 GiB exist. I
 * **collect**: F's dwords of one pass and register (a dword load's lanes, which come back
   one after the other) gathered into one VGPR write on ``fill``, which goes out when nothing
   more can join it: the instruction's last dword is in, F holds a dword for another pass or
-  register, or a tag that writes nothing waits behind it. A dword load of a full pass takes
+  register, or a tag that writes nothing waits behind it. The pass's first dword adds its
+  repeating lanes to the write's mask: their words still hold the pass before's (F writes
+  only its own lanes' words, and the passes of a dword load follow each other). When a
+  dword of the instruction at or above 4 GiB comes before a pass's first op, or is that
+  op's, the pass's repeating lanes write nothing (the word they would keep may never have
+  been written; the instruction traps). A dword load of a full pass takes
   the VGPR file's write port for one cycle, not one a lane (the vector unit's write-back,
   which has the port first, had left the loads' writes a port about 80 % free, and matmul_int
   was bound by it); an x2-x4 load's lanes alternate registers, so it is still one write a
@@ -337,11 +349,16 @@ class BufferUnit(wiring.Component):
             # a load whose lanes with the same address registers as the lane before them
             # (whose addresses are then the same) share that lane's request: not a store or
             # an atomic, no ADD_TID
-            "merge": 1})
+            "merge": 1,
+            # the lanes that may *repeat*: a dword load's active lanes, but the lowest, that
+            # were active in the instruction's pass before (its previous job); those whose
+            # address registers are that pass's keep the dword it gave them (``again``)
+            "rep": lanes})
         # what an op (a dword, or a marker) carries down the address pipeline
         op_layout = data.StructLayout({
             "marker": 1, "last": 1, "store": 1, "slot": slot_shape, "pass_": range(passes),
             "lane": range(lanes), "lanes": lanes,     # the op's lane, and the lanes it serves
+            "keep": lanes,          # the pass's repeating lanes (every op of the pass)
             "k": 2, "reg": reg_shape, "size": range(5), "signed": 1,
             "offen": 1, "idxen": 1, "addr64": 1, "offset": 12, "base": 48,
             "limit": signed(35), "records": 32, "stride": 14, "raw": 1, "swizzle": 1,
@@ -349,6 +366,7 @@ class BufferUnit(wiring.Component):
         tag_layout = data.StructLayout({
             "slot": slot_shape, "reg": reg_shape, "pass_": range(passes),
             "lanes": lanes, "lo": 2, "size": range(5), "signed": 1,
+            "keep": lanes,         # the pass's repeating lanes, as its op had them
             "store": 1,            # no VGPR write (a store's acknowledgement, or a marker)
             "zero": 1,             # no answer: an out-of-range load dword (0), or a marker
             "last": 1})            # the instruction's last
@@ -369,6 +387,9 @@ class BufferUnit(wiring.Component):
         q_any = Signal(passes, name="q_any")
         q_first = Signal(passes * (lanes - 1).bit_length(), name="q_first")  # their lowest
         q_reads = Signal(name="q_reads")           # reads VGPRs: vaddr or VDATA
+        # a job of the instruction has read VGPRs (``q_cont``), and the last one's EXEC bits
+        q_cont = Signal(name="q_cont")
+        q_prev_exec = Signal(lanes, name="q_prev_exec")
         l_used = Signal(range(land + 1), name="l_used")    # passes asked for, not yet walked
         l_room = Signal(init=1, name="l_room")     # l_used < land, registered
 
@@ -399,6 +420,8 @@ class BufferUnit(wiring.Component):
             job.istride.eq(vsharp[117:119]), job.add_tid.eq(vsharp[119]),
             job.atomic.eq(q_atomic), job.op.eq(q.atomic), job.glc.eq(q.glc),
             job.merge.eq(~q_store & ~vsharp[119]),
+            job.rep.eq(Mux(q_cont & reads & ~q_store & ~vsharp[119] & (q.dwords == 1),
+                           exec_p & q_prev_exec & ~(Const(1, lanes) << job.first)[:lanes], 0)),
             jobs.w_data.eq(job),
         ]
         rq = data.View(read_layout, Signal(read_layout.size, name="q_request"))
@@ -424,7 +447,7 @@ class BufferUnit(wiring.Component):
                 m.d.comb += self.issue.ready.eq(1)
                 with m.If(self.issue.valid):
                     atomic = (ins.kind == MemKind.ATOMIC) if atomics else Const(0)
-                    m.d.sync += [q.eq(ins), q_pass.eq(0), q_half.eq(0),
+                    m.d.sync += [q.eq(ins), q_pass.eq(0), q_half.eq(0), q_cont.eq(0),
                                  q_store.eq((ins.kind == MemKind.STORE) | atomic),
                                  q_atomic.eq(atomic),
                                  q_need0.eq(ins.offen | ins.idxen | ins.addr64),
@@ -468,6 +491,7 @@ class BufferUnit(wiring.Component):
                     m.d.comb += jobs.w_en.eq(1)
                     with m.If(reads):
                         m.d.comb += [requests.w_en.eq(1), route.w_en.eq(1), l_take.eq(1)]
+                        m.d.sync += [q_cont.eq(1), q_prev_exec.eq(exec_p)]
                     with m.If(two):
                         m.d.sync += q_half.eq(1)
                     with m.Else():
@@ -526,6 +550,17 @@ class BufferUnit(wiring.Component):
         lc_wptr = Signal(range(land), name="lc_wptr")
         lc_starts = Signal(lanes, name="lc_starts")
         lc_twins = Signal(half, name="lc_twins")
+        # and which lanes have the address words the same lane had in the A pass landed before
+        # (``lp_words``, kept as each lands: the instruction's pass before, for a job that may
+        # repeat)
+        lp_words = Signal(64 * lanes, name="lp_words")
+        lc_again = Signal(lanes, name="lc_again")
+        here = Cat(Cat(o_data[0][lane], o_data[1][lane]) for lane in range(lanes))
+        with m.If(o_we[0]):
+            m.d.sync += lp_words.eq(here)
+        m.d.sync += lc_again.eq(Cat(here[64 * lane:64 * (lane + 1)]
+                                    == lp_words[64 * lane:64 * (lane + 1)]
+                                    for lane in range(lanes)))
         m.d.sync += [lc_we.eq(o_we[0]), lc_wptr.eq(o_wptr),
                      lc_starts.eq(Cat(Const(1, 1), *(
                          (o_data[0][lane] != o_data[0][lane - 1])
@@ -535,8 +570,10 @@ class BufferUnit(wiring.Component):
                                     for lane in range(half, lanes)))]
         l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
         l_twins = Array(Signal(half, name=f"l_twins{i}") for i in range(land))
+        l_again = Array(Signal(lanes, name=f"l_again{i}") for i in range(land))
         with m.If(lc_we):
-            m.d.sync += [l_starts[lc_wptr].eq(lc_starts), l_twins[lc_wptr].eq(lc_twins)]
+            m.d.sync += [l_starts[lc_wptr].eq(lc_starts), l_twins[lc_wptr].eq(lc_twins),
+                         l_again[lc_wptr].eq(lc_again)]
         # the A passes landed and not yet prepared (the prepare stage, below, reads their
         # starts and twins in order, from registers loaded a cycle ahead: ``h_*`` hold the
         # pass at ``l_pptr``, read from ``l_pptr`` or the pass after it (a pass written in
@@ -553,6 +590,7 @@ class BufferUnit(wiring.Component):
                      l_landed_some.eq(~below_next(l_landed, lc_we, l_prep, 1))]
         h_starts = Signal(lanes, name="h_starts")
         h_twins = Signal(half, name="h_twins")
+        h_again = Signal(lanes, name="h_again")
 
         def written(array, value, ptr):
             """Pass ``ptr`` of ``array`` as it is after this cycle's write."""
@@ -561,7 +599,9 @@ class BufferUnit(wiring.Component):
             h_starts.eq(Mux(l_prep, written(l_starts, lc_starts, l_pptr1),
                             written(l_starts, lc_starts, l_pptr))),
             h_twins.eq(Mux(l_prep, written(l_twins, lc_twins, l_pptr1),
-                           written(l_twins, lc_twins, l_pptr)))]
+                           written(l_twins, lc_twins, l_pptr))),
+            h_again.eq(Mux(l_prep, written(l_again, lc_again, l_pptr1),
+                           written(l_again, lc_again, l_pptr)))]
         # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
         # in the walker's cycle
         # (a plain signal viewed as an array, as ``o_data``)
@@ -593,22 +633,29 @@ class BufferUnit(wiring.Component):
         # lane), so it is one carry chain. An active upper-half lane whose twin is active is
         # served with its twin: it is *dropped*, and the upper half's runs are led by their
         # lowest lane not dropped (a twin that is served by its run without being active
-        # would have put a second carry chain in series with this one: 76.07 -> 67.34 MHz) -
+        # would have put a second carry chain in series with this one: 76.07 -> 67.34 MHz).
+        # A lane that *repeats* (``rep``, and its address words are the same lane's in the
+        # instruction's pass before) has no op at all: the collector keeps the dword that
+        # pass gave it (``keep``), and the lane is neither a twin nor a leader --------------
         head = data.View(job_layout, jobs.r_data)
         p_valid = Signal(name="p_valid")
         p_job = Signal(job_layout, name="p_job")
         p_leaders = Signal(lanes, name="p_leaders")
         p_starts = Signal(lanes, name="p_starts")
         p_drop = Signal(lanes, name="p_drop")
+        p_keep = Signal(lanes, name="p_keep")
         p_take = Signal()                           # the walker takes the prepared job
         ones = Const((1 << lanes) - 1, lanes)
         starts = Mux(head.merge, Mux(head.reads, h_starts, 1), ones)
         twins = Mux(head.merge & head.reads, h_twins, 0)
         cont = ~starts[1:]                          # lane i + 1 continues lane i's run
 
+        keep = Signal(lanes, name="p_keep_next")
+        live = head.exec & ~keep
         drop = Signal(lanes, name="p_drop_next")
-        m.d.comb += drop.eq(Cat(Const(0, half), head.exec[half:] & twins & head.exec[:half]))
-        rest = head.exec & ~drop
+        m.d.comb += [keep.eq(head.rep & h_again),
+                     drop.eq(Cat(Const(0, half), live[half:] & twins & live[:half]))]
+        rest = live & ~drop
         # the lanes with a lane of ``rest`` below them in their run: the carries of the sum
         gen = rest[:-1] & cont
         p_sum = Signal(lanes, name="p_sum")
@@ -620,6 +667,7 @@ class BufferUnit(wiring.Component):
                      jobs.r_en.eq(prep), l_prep.eq(prep & head.reads)]
         with m.If(prep):
             m.d.sync += [p_valid.eq(1), p_job.eq(head), p_starts.eq(starts), p_drop.eq(drop),
+                         p_keep.eq(keep),
                          p_leaders.eq(rest & ~follows)]
         with m.Elif(p_take):
             m.d.sync += p_valid.eq(0)
@@ -631,6 +679,7 @@ class BufferUnit(wiring.Component):
         w_rest = Signal(lanes, name="w_rest")      # the leaders after w_lane
         w_starts = Signal(lanes, name="w_starts")
         w_drop = Signal(lanes, name="w_drop")
+        w_keep = Signal(lanes, name="w_keep")
         w_k = Signal(2, name="w_k")
         w_last = Signal(name="w_last")             # (w_lane, w_k) is the job's last op
         t_free = Signal(range(depth + 1), name="t_free", init=depth)   # credits
@@ -657,7 +706,7 @@ class BufferUnit(wiring.Component):
         with m.If(take):
             rest = p_leaders & (p_leaders - 1)
             m.d.sync += [w_busy.eq(1), w_job.eq(p_job), w_k.eq(0), w_rest.eq(rest),
-                         w_starts.eq(p_starts), w_drop.eq(p_drop),
+                         w_starts.eq(p_starts), w_drop.eq(p_drop), w_keep.eq(p_keep),
                          w_last.eq(p_job.marker | ((p_job.dwords == 1) & (rest == 0)))]
             m.d.comb += w_lane_next.eq(p_job.first)
         with m.Elif(done):
@@ -705,13 +754,14 @@ class BufferUnit(wiring.Component):
             m.d.comb += getattr(op, name).eq(getattr(w_job, name))
         # the lanes the op serves: the active lanes of the leader's run, from the leader up to
         # the next start (the carry of leader's bit through the lanes that continue the run),
-        # but the dropped ones, and the dropped twins of those lanes
+        # but the dropped and repeating ones, and the dropped twins of those lanes
         w_cont = Cat(~w_starts[1:], Const(0, 1))
         w_run = Signal(lanes + 1)
         m.d.comb += w_run.eq(w_cont + (Const(1, lanes + 1) << w_lane))
         run = w_run[:lanes] ^ w_cont
         twin_run = Cat(Const(0, half), run)[:lanes]
-        m.d.comb += [op.lanes.eq(w_job.exec & ((run & ~w_drop) | (twin_run & w_drop)))]
+        m.d.comb += [op.lanes.eq(w_job.exec & ~w_keep & ((run & ~w_drop) | (twin_run & w_drop))),
+                     op.keep.eq(w_keep)]
         m.d.comb += [op.lane.eq(w_lane), op.k.eq(w_k), op.atomic.eq(w_job.atomic),
                      # an atomic returns its old value to VDATA (its second op is cmpswap's
                      # compare value)
@@ -860,11 +910,15 @@ class BufferUnit(wiring.Component):
         x_tag, x_req, x_write = (Signal(name=f"x_{n}") for n in ("tag", "req", "write"))
         x_store, x_zero, x_last = (Signal(name=f"x_{n}") for n in ("store", "zero", "last"))
         x_new = Signal(32, name="x_new")
+        e_trapped = Signal(name="e_trapped")       # a dword of this instruction trapped
         tag_in = Signal(tag_layout)
         req_in = Signal(req_layout)
         m.d.comb += [
             tag_in.slot.eq(a7.slot), tag_in.reg.eq(a7.reg), tag_in.pass_.eq(a7.pass_),
             tag_in.lanes.eq(a7.lanes), tag_in.lo.eq(a7_lo), tag_in.size.eq(a7.size),
+            # (once a dword of the instruction has trapped, its later passes' repeating lanes
+            # write nothing: the dword they would keep may be one that was never written)
+            tag_in.keep.eq(Mux(x_tag | e_trapped, 0, a7.keep)),
             tag_in.signed.eq(a7.signed),
             tag_in.store.eq(Mux(x_tag, x_store, a7.store | a7.marker | drop)),
             tag_in.zero.eq(Mux(x_tag, x_zero, ~a7_ok | a7.marker | drop)),
@@ -879,7 +933,6 @@ class BufferUnit(wiring.Component):
         with m.If(x_req):
             m.d.comb += [req_in.write.eq(x_write), req_in.lock.eq(~x_write),
                          req_in.data.eq(x_new)]
-        e_trapped = Signal(name="e_trapped")       # a dword of this instruction trapped
         closing = a7_valid & a7.last
         with m.If(closing):
             m.d.sync += e_trapped.eq(0)
@@ -898,6 +951,7 @@ class BufferUnit(wiring.Component):
         f_pass = Signal(range(passes), name="f_pass")
         f_reg = Signal(reg_shape, name="f_reg")
         f_lanes = Signal(lanes, name="f_lanes")
+        f_keep = Signal(lanes, name="f_keep")
         f_value = Signal(32, name="f_value")
         f_last = Signal(name="f_last")             # the instruction's last write
         # a load dword needs the fill register; an instruction whose last tag writes nothing
@@ -926,7 +980,8 @@ class BufferUnit(wiring.Component):
                 m.d.comb += extracted.eq(answers.r_data)
         with m.If(retire & ~tag.store):
             m.d.sync += [f_valid.eq(1), f_slot.eq(tag.slot), f_pass.eq(tag.pass_),
-                         f_reg.eq(tag.reg), f_lanes.eq(tag.lanes), f_last.eq(tag.last),
+                         f_reg.eq(tag.reg), f_lanes.eq(tag.lanes), f_keep.eq(tag.keep),
+                         f_last.eq(tag.last),
                          f_value.eq(Mux(tag.zero, 0, extracted))]
         with m.Elif(f_move):
             m.d.sync += f_valid.eq(0)
@@ -940,7 +995,9 @@ class BufferUnit(wiring.Component):
         c_mask = Signal(lanes, name="c_mask")
         c_data = [Signal(32, name=f"c_data{lane}") for lane in range(lanes)]
         c_last = Signal(name="c_last")             # holds the instruction's last write
-        # F's dword joins C: the same slot, pass and register, and not a later instruction's
+        # F's dword joins C: the same slot, pass and register, and not a later instruction's.
+        # The first of a pass brings its repeating lanes into the mask: their words still hold
+        # what the instruction's pass before wrote (F writes only its own lanes' words)
         merge = Signal()
         flush = Signal()
         m.d.comb += merge.eq(f_valid & c_valid & ~c_last & (f_slot == c_slot)
@@ -953,7 +1010,7 @@ class BufferUnit(wiring.Component):
         with m.If(f_move):
             m.d.sync += [c_valid.eq(1), c_slot.eq(f_slot), c_pass.eq(f_pass),
                          c_reg.eq(f_reg), c_last.eq(f_last),
-                         c_mask.eq(Mux(merge, c_mask, 0) | f_lanes)]
+                         c_mask.eq(Mux(merge, c_mask, f_keep) | f_lanes)]
             for lane in range(lanes):
                 with m.If(f_lanes[lane]):
                     m.d.sync += c_data[lane].eq(f_value)
@@ -972,9 +1029,14 @@ class BufferUnit(wiring.Component):
         m.d.comb += [self.fill.valid.eq(out_q.r_rdy), self.fill.payload.eq(q_write),
                      out_q.r_en.eq(self.fill.ready)]
         lt = self.load_trace
+        copied = Mux(merge, 0, f_keep)
         m.d.sync += [lt.valid.eq(f_move), lt.slot.eq(f_slot), lt.reg.eq(f_reg),
                      lt.value.eq(f_value),
-                     lt.lanes.eq(f_lanes << (f_pass * lanes) if passes > 1 else f_lanes)]
+                     lt.lanes.eq(f_lanes << (f_pass * lanes) if passes > 1 else f_lanes),
+                     # the repeating lanes' words, as C holds them (a wave lane's word at its
+                     # number modulo 16: the pass's words repeated)
+                     lt.copied.eq(copied << (f_pass * lanes) if passes > 1 else copied),
+                     lt.values.eq(Cat(c_data * (16 // lanes)))]
         landing = Signal()
         m.d.comb += landing.eq((retire & tag.store & tag.last) | q_lands)
         m.d.sync += [self.landed.valid.eq(landing),

@@ -97,13 +97,17 @@ def _landed_loads(loads: list[int]) -> dict[int, list[tuple[str, int, int]]]:
     """Load events per wave slot, as (register, lane, value), the first last (to pop)."""
     from ..cu.core import LoadTraceLayout
 
-    at = _field_masks(LoadTraceLayout, ("slot", "reg", "lanes", "value"))
+    at = _field_masks(LoadTraceLayout, ("slot", "reg", "lanes", "value", "copied"))
+    values_at = LoadTraceLayout["values"].offset
     per_slot: dict[int, list[tuple[str, int, int]]] = {}
     for value in loads:
         f = {n: (value >> off) & mask for n, (off, mask) in at.items()}
         events = per_slot.setdefault(f["slot"], [])
         events += [(f"v{f['reg']}", lane, f["value"]) for lane in range(64)
                    if f["lanes"] >> lane & 1]
+        # lanes that kept the word the load's pass before gave them (``values[lane % 16]``)
+        events += [(f"v{f['reg']}", lane, value >> (values_at + 32 * (lane % 16)) & 0xFFFFFFFF)
+                   for lane in range(64) if f["copied"] >> lane & 1]
     for events in per_slot.values():
         events.reverse()
     return per_slot

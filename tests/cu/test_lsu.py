@@ -172,6 +172,7 @@ class Model:
         self.lanes = lanes                  # lanes a pass: a load's lanes share requests
         self.shared = 0                     # load lanes that shared another lane's request
         self.twinned = 0                    # of those, lanes served with their twin
+        self.repeated = 0                   # of those, lanes that kept their pass before's
         self.regs = [[[rng.getrandbits(32) if DATA_REGS[0] <= reg < DATA_REGS[1] else 0
                        for _ in range(64)] for reg in range(vgprs)] for _ in range(slots)]
         self.mem: dict[int, int] = {}
@@ -195,9 +196,22 @@ class Model:
         requests, writes, trap = [], [], False
         if f["mem"] == MemKind.ATOMIC:
             return self.atomic(ins, active, addrs, oks)
-        followers = set() if store or ins["vsharp"] >> 119 & 1 else self.followers(ins, active)
+        followers, repeats = (set(), set()) if store or ins["vsharp"] >> 119 & 1 else \
+            self.followers(ins, active, dwords)
         self.shared += len(followers)
+        # a repeating lane writes the word its pass before gave it, unless a dword trapped
+        # before its pass's first op (an earlier pass's, or that op's own): then nothing
+        L = self.lanes
+        far = {lane for lane, a48, ok in zip(active, addrs, oks, strict=True)
+               if ok and any((a48 + 4 * k) >> 32 for k in range(dwords))}
+        firsts = {min(lane for lane in active if lane // L == p)
+                  for p in {lane // L for lane in active}}
+        kept = {lane for lane in repeats
+                if not any(t // L < lane // L for t in far)
+                and min(x for x in firsts if x // L == lane // L) not in far}
         for lane, a48, ok in zip(active, addrs, oks, strict=True):
+            if lane in repeats and lane not in kept:
+                continue
             for k in range(dwords):
                 reg = ins["vdata"] + k
                 if not ok:                         # out of range: a load reads 0
@@ -225,16 +239,20 @@ class Model:
                     writes.append((slot, reg, lane, got))
         return requests, writes, trap
 
-    def followers(self, ins: dict, active: list) -> set:
+    def followers(self, ins: dict, active: list, dwords: int) -> tuple[set, set]:
         """The active lanes of a load (without ADD_TID) that send no request of their own,
         their address registers (those the instruction reads; the others count as 0) being
-        another's they are served with:
+        another's they are served with, and of those the repeating ones:
 
-        * a lane of the pass's upper half whose twin (the lane half a pass below) has the
-          same registers and is active;
+        * a lane that *repeats*: of a dword load that reads address registers, in a pass
+          after the first with an active lane, not the pass's lowest active lane, with the
+          registers the same lane had in the pass before with an active lane, where it was
+          active (it keeps that pass's word);
+        * of the others, a lane of the pass's upper half whose twin (the lane half a pass
+          below) has the same registers and is active and does not repeat;
         * of the others, a lane whose registers equal those of the lane before it in its
           pass, with such a lane below it in such a run (the runs as the registers make
-          them, whether or not their lanes are active or twins)."""
+          them, whether or not their lanes are active, twins or repeating)."""
         regs = self.regs[ins["slot"]]
         used = (ins["offen"] | ins["idxen"] | ins["addr64"],
                 ins["addr64"] | (ins["offen"] & ins["idxen"]))
@@ -255,11 +273,24 @@ class Model:
             return out
 
         active = set(active)
-        twinned = {lane for lane in active if lane % self.lanes >= half
-                   and words(lane) == words(lane - half) and lane - half in active}
+        L, repeats, before = self.lanes, set(), None
+        if dwords == 1 and any(used):
+            for p in range(64 // L):
+                lanes = [lane for lane in range(p * L, p * L + L) if lane in active]
+                if not lanes:
+                    continue
+                if before is not None:
+                    repeats |= {lane for lane in lanes[1:]
+                                if before * L + lane % L in active
+                                and words(lane) == words(before * L + lane % L)}
+                before = p
+        self.repeated += len(repeats)
+        live = active - repeats
+        twinned = {lane for lane in live if lane % self.lanes >= half
+                   and words(lane) == words(lane - half) and lane - half in live}
         self.twinned += len(twinned)
-        rest = active - twinned
-        return twinned | (in_runs(rest) & rest)
+        rest = live - twinned
+        return twinned | (in_runs(rest) & rest) | repeats, repeats
 
     def atomic(self, ins: dict, active: list, addrs: list, oks: list) -> tuple[list, list, bool]:
         """A buffer atomic, lane by lane: a locked read and the write of the golden model's
@@ -365,6 +396,15 @@ def random_instruction(rng: random.Random, model: Model) -> dict:
             if lane % model.lanes >= half and rng.random() < 0.7:
                 for reg in (vaddr, vaddr + 1):
                     r[reg][lane] = r[reg][lane - half]
+    # lanes with the address registers the same lane had a pass before (a matrix row that
+    # every row of a workgroup reads: each pass reads the same words), drawn from a stream of
+    # their own (so that the other draws, and the runs' coverage, are what they were)
+    again = random.Random(hash((vaddr, slot, exec_mask, offset)))
+    if not store and again.random() < 0.6:
+        for lane in range(model.lanes, 64):
+            if again.random() < 0.9:
+                for reg in (vaddr, vaddr + 1):
+                    r[reg][lane] = r[reg][lane - model.lanes]
     return {"name": name, "slot": slot, "addr64": int(addr64), "offen": offen, "idxen": idxen,
             "offset": offset, "vaddr": vaddr, "vdata": vdata, "vsharp": vsharp,
             "soffset": soffset, "exec": exec_mask}
@@ -570,6 +610,8 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
             if lt.valid:
                 seen["trace"] += [(cycle, (lt.slot, lt.reg, lane, lt.value))
                                   for lane in range(64) if lt.lanes >> lane & 1]
+                seen["trace"] += [(cycle, (lt.slot, lt.reg, lane, lt.values[lane % 16]))
+                                  for lane in range(64) if lt.copied >> lane & 1]
         seen["cycles"] = cycle
         ctx.set(dut.fill_hold, 0)
         for _ in range(5):
@@ -620,7 +662,7 @@ def run(lanes: int, count: int, seed: int, *, slots: int = 4, vgprs: int = 64, d
             "model": model}
 
 
-@pytest.mark.parametrize(("lanes", "seed"), [(4, 1), (8, 2), (16, 3)])
+@pytest.mark.parametrize(("lanes", "seed"), [(4, 2), (8, 2), (16, 3)])
 def test_random_loads_and_stores_match_the_model(lanes, seed):
     out = run(lanes, 50, seed)
     expected = out["expected"]
@@ -632,6 +674,52 @@ def test_random_loads_and_stores_match_the_model(lanes, seed):
     assert len(out["requests"]) > 500
     assert out["model"].shared > 100            # load lanes that shared a request
     assert out["model"].twinned > 20            # of those, served with their twin
+    assert out["model"].repeated > 20           # of those, kept their pass before's word
+
+
+def repeated_rows(far: tuple = ()):
+    """A ``make`` for :func:`run`: ``buffer_load_dword`` (addr64) on a full wave whose every
+    pass reads the words the first reads (a row every row of a workgroup reads), the lanes
+    of a pass apart; the ``n``-th instruction's lane ``far[n]`` of every pass, if any, at
+    4 GiB (MEM_RANGE)."""
+    made = []
+
+    def make(rng: random.Random, model: Model) -> dict:
+        lanes, slot = model.lanes, 0
+        vaddr = model.free[slot].pop(0)
+        regs = model.regs[slot]
+        regs[vaddr] = [lane % lanes * 4 for lane in range(64)]
+        regs[vaddr + 1] = [0] * 64
+        if len(made) < len(far) and far[len(made)] is not None:
+            for p in range(64 // lanes):
+                regs[vaddr + 1][p * lanes + far[len(made)]] = 1
+        made.append(vaddr)
+        return {"name": "buffer_load_dword", "slot": slot, "addr64": 1, "offen": 0,
+                "idxen": 0, "offset": 0, "vaddr": vaddr, "vdata": LOAD_REGS[0] + len(made),
+                "soffset": 0, "exec": M64,
+                "vsharp": random_vsharp(rng, swizzle=False, stride=0, records=0,
+                                        base=0x1000) & ~(1 << 119)}
+    return make
+
+
+@pytest.mark.parametrize("lanes", [16, 4])
+def test_lanes_repeat_the_pass_before(lanes):
+    """A load whose passes read the words its first pass reads sends that pass's requests and
+    one a pass after it (its lowest lane's): the other lanes keep the first pass's words. With
+    a lane at 4 GiB in every pass (lane 1, a repeating lane after the first pass; lane 0, the
+    pass's lowest), the instruction traps and its later passes' repeating lanes write nothing;
+    the load after it repeats again."""
+    out = run(lanes, 3, 5, make=repeated_rows(far=(1, 0, None)),
+              memory={"latency": (4, 4), "accept": 1.0, "answer": 1.0})
+    passes = 64 // lanes
+    expected = out["expected"]
+    assert [trap for _, _, trap in expected] == [True, True, False]
+    assert len(expected[2][0]) == lanes + passes - 1
+    # every lane of the last written; of the trapping ones, the first pass's lanes in range
+    # and (the first's) the later passes' lowest lanes
+    assert len(expected[2][1]) == 64
+    assert [len(writes) for _, writes, _ in expected[:2]] == [lanes + passes - 2, lanes - 1]
+    assert out["model"].repeated == 3 * (passes - 1) * (lanes - 1)
 
 
 def test_few_dwords_in_flight_and_slow_answers():
