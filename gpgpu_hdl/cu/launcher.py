@@ -154,6 +154,10 @@ class WaveLauncher(wiring.Component):
         size_m1 = [Signal(11, name=f"wg_last{i}") for i in range(2)]
         items01, items, nwaves = Signal(22), Signal(22), Signal(6)
         wave = Signal(5)
+        # the workgroup has waves left to start (wave != nwaves), a register worked out as
+        # ``wave`` or ``nwaves`` is set, so that WAVE's test (and the ids' enables behind the
+        # state) starts at a register
+        more = Signal(name="wave_more")
         slot = Signal(range(W))
         wave_x0, wave_y0, wave_z0 = Signal(11), Signal(11), Signal(11)
         lane_x, lane_y, lane_z = Signal(11), Signal(11), Signal(11)
@@ -218,12 +222,12 @@ class WaveLauncher(wiring.Component):
 
             with m.State("COUNT"):
                 m.d.comb += self.active.eq(1)
-                m.d.sync += nwaves.eq((items + 63) >> 6)
+                m.d.sync += [nwaves.eq((items + 63) >> 6), more.eq(items != 0)]
                 m.next = "WAVE"
 
             with m.State("WAVE"):
                 m.d.comb += self.active.eq(1)
-                with m.If(wave == nwaves):
+                with m.If(~more):
                     m.next = "IDLE"
                 with m.Else():
                     # (and the ids' counters for state IDS, from the wave's first lane)
@@ -297,7 +301,7 @@ class WaveLauncher(wiring.Component):
                              w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
                 with m.If(self.wave.ready & written):
-                    m.d.sync += [wave.eq(wave + 1),
+                    m.d.sync += [wave.eq(wave + 1), more.eq(wave + 1 != nwaves),
                                  wave_offset.eq(wave_offset + d.scratch_wave_bytes),
                                  wave_x0.eq(lane_x), wave_y0.eq(lane_y),
                                  wave_z0.eq(lane_z)]
