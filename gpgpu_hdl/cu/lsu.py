@@ -897,7 +897,9 @@ class BufferUnit(wiring.Component):
 
         # --- end: the request and the tag -------------------------------------------------
         m.submodules.reqs = reqs = fifo.SyncFIFOBuffered(width=req_layout.size, depth=depth)
-        m.submodules.tags = tags = fifo.SyncFIFO(width=tag_layout.size, depth=depth)
+        # (the head tag in a register: the retire stage's tests of it, and the answer FIFO's
+        # pop behind them, start at a register, not at the LUT RAM's read port)
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=tag_layout.size, depth=depth)
         m.submodules.answers = answers = fifo.SyncFIFO(width=32, depth=depth)
         trapped = ~a7.marker & a7_ok & a7_far
         # an atomic's ops leave nothing here: the atomic engine sends the lane's requests and
