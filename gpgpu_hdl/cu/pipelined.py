@@ -300,6 +300,9 @@ class PipelinedComputeUnit(wiring.Component):
         g_live, g_rem = warr("g_live", 6), warr("g_rem", 6)
         g_id = warr("g_id", data.ArrayLayout(32, 3))
         g_lds = warr("g_lds", range(max(cfg.lds_bytes, 1)))     # the workgroup's LDS base
+        # each wave's copy of its workgroup's LDS base (stage 1 reads it by slot, not through
+        # the slot's workgroup and then the workgroup's base)
+        w_lds = warr("w_lds", range(max(cfg.lds_bytes, 1)))
 
         stopping = Signal()           # a trap or an abort: no further issue
         trap = self.trap
@@ -379,7 +382,8 @@ class PipelinedComputeUnit(wiring.Component):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_buf[s].eq(0),
                          w_fetching[s].eq(0), w_fpc_ok[s].eq(1), w_hold[s].eq(0),
-                         w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave)]
+                         w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave),
+                         w_lds[s].eq(g_lds[lw.group])]
             with m.If(lw.first):
                 m.d.sync += g_id[lw.group].eq(lw.id)
         # workgroup context g's LDS is at g x the launch's LDS bytes (constant multiples)
@@ -707,7 +711,7 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += [*(getattr(i2, f).eq(getattr(i1, f)) for f in i1.shape().members),
                      i2.pc.eq(w_pc[i1.slot]), i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
                      i2.exec.eq(w_exec[i1.slot]), i2.scc.eq(w_scc[i1.slot]),
-                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(g_lds[w_grp[i1.slot]]),
+                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(w_lds[i1.slot]),
                      i2.limits.eq(self._m0_limits(i1, vgprs=NV))]
         # stage 2, while the file reads: where each scalar operand's value comes from, and
         # what stage 3 does
