@@ -1286,9 +1286,14 @@ class PipelinedComputeUnit(wiring.Component):
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):
                     m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])
-        # after a jump (nothing fetched meanwhile) the next fetch is from its target
-        with m.If(launching | (retire_now & ~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs])):
-            m.d.sync += w_fpc[ws].eq(Mux(launching, 0, next_pc))
+        # after a jump (nothing fetched meanwhile) the next fetch is from its target (each
+        # slot's enable from its own bits, not from the retiring slot's selected: a start and
+        # a retirement are never in the same cycle)
+        for i in range(W):
+            starts = launching & (lw.slot == i)
+            jumps = retire_now & (rs == i) & ~w_fpc_ok[i] & ~w_fetching[i] & ~w_buf[i]
+            with m.If(starts | jumps):
+                m.d.sync += w_fpc[i].eq(Mux(launching, 0, next_pc))
         gs = Mux(launching, lw.group, grp)
         with m.If((launching & lw.first) | g_live_w):
             m.d.sync += g_live[gs].eq(Mux(launching, lw.waves, g_live_new))
