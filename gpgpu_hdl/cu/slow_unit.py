@@ -268,6 +268,9 @@ class SlowVectorUnit(wiring.Component):
         pass_flags = Signal(lanes, name="pass_flags")
         sresult = Signal(32, name="sresult")
         exec_pass = Signal(lanes)
+        # which passes have a lane in EXEC, registered as the instruction is taken (PASS
+        # tests a bit of it, not EXEC's pass of bits)
+        pass_any = Signal(passes, name="cur_pass_any")
         m.d.comb += exec_pass.eq(cur.exec.word_select(pass_, lanes))
         last_pass = Signal()
         m.d.comb += last_pass.eq(lane_write | lane_read | (pass_ == passes - 1))
@@ -477,6 +480,8 @@ class SlowVectorUnit(wiring.Component):
                     keep = Cat(Const(0b11, 2), ~ctl.acc)
                     m.d.sync += [
                         cur.eq(ins), pass_.eq(0), beat.eq(0), flags.eq(0),
+                        pass_any.eq(Cat(ins.exec.word_select(p, lanes).any()
+                                        for p in range(passes))),
                         lane_read.eq(is_read & ~is_write), lane_write.eq(is_write),
                         target.eq(tgt),
                         vgpr.eq(Mux(is_write, 0, Mux(is_read, vgpr_in[0], vgpr_in))),
@@ -523,7 +528,7 @@ class SlowVectorUnit(wiring.Component):
             with m.State("PASS"):
                 # a pass with no lane in EXEC is skipped; one with no VGPR source reads none
                 m.d.sync += [grp.eq(0), sel_1h.eq(1)]
-                with m.If(exec_pass == 0):
+                with m.If(~pass_any.bit_select(pass_, 1)):
                     next_pass()
                 with m.Elif(vgpr.any()):
                     request()
