@@ -264,7 +264,9 @@ class BufferUnit(wiring.Component):
     load_trace : Out(LoadTraceLayout)
         One ``valid`` pulse per dword written (for the lanes that shared its request), in the
         order of the writes (the cycle after it reaches the collector, at or before its
-        ``fill``): slot, register, lanes (a mask of the wave's 64), value.
+        ``fill``): slot, register, lanes (a mask of the wave's 64), value; with a pass's
+        first dword, ``copied``, the pass's repeating lanes (a mask of the wave's 64), and
+        ``values``, the words they keep (a wave lane's at its number modulo 16).
     busy : Out(1)
         An instruction is in the unit (not yet landed).
     """
