@@ -272,8 +272,12 @@ class PipelinedComputeUnit(wiring.Component):
         # VGPRs the next must not read, ``w_vd - 1`` for a 64-bit source's; decode compares)
         w_flight, w_chain = warr("w_flight", range(3)), warr("w_chain", 1)
         w_fsw, w_fcode = warr("w_fsw", 1), warr("w_fcode", 7)
+        w_lmask = warr("w_lmask", 1)        # the last issued writes a lane mask (``w_fcode``)
         w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
         w_vd, w_vd1, w_vdm1 = warr("w_vd", 8), warr("w_vd1", 8), warr("w_vdm1", 8)
+        # the wave's fast vector instructions in flight whose last operation has not reached
+        # the vector unit's lanes yet (its ``wake``)
+        w_unwoke = warr("w_unwoke", range(3))
         # the instruction issued last: its words (for a trap and the trace) and the PC after
         # it unless it jumps; the retire stage takes them from here, so that the units'
         # queues do not carry them (but for the fast vector unit's, which carry their size)
@@ -287,8 +291,13 @@ class PipelinedComputeUnit(wiring.Component):
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
         b_long = warr("b_long", 1)           # 8 bytes long
         # a fast vector instruction that may follow the wave's last one in flight: stage 3
-        # cannot trap it and it reads no register that one writes (compared after decode)
-        b_chain = warr("b_chain", 1)
+        # cannot trap it and it reads no scalar register that one writes (compared after
+        # decode); ``b_after``: it reads a VGPR that one writes (it then waits for that one's
+        # ``wake`` from the vector unit, and the unit holds it until that one's last write);
+        # ``b_cin``: its carry-in or select mask is the lane mask that one writes (the vector
+        # unit gives it that one's flags)
+        b_chain, b_after = warr("b_chain", 1), warr("b_after", 1)
+        b_cin = warr("b_cin", 1)
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
         # its operand codes, and the SGPR file's three read addresses for it (``b_rel``: M0 is
@@ -508,7 +517,7 @@ class PipelinedComputeUnit(wiring.Component):
         # issues), for the SGPR file's read addresses and the compares
         e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
                                        "ops": OPERANDS, "may": 1, "vd": 8, "vd1": 8, "vdm1": 8,
-                                       "fcode": 7, "vw": 1, "vwide": 1, "fsw": 1}))
+                                       "fcode": 7, "vw": 1, "vwide": 1, "fsw": 1, "lm": 1}))
         m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
                      e2.inst.eq(e.inst), e2.ctl.eq(e.ctl), e2.ops.eq(operand_codes(e_fields)),
                      # fast, cannot trap in stage 3
@@ -516,7 +525,7 @@ class PipelinedComputeUnit(wiring.Component):
                                (e.ctl.vopc | (e_fields.vdst < NV))),
                      *(getattr(e2, f).eq(arr[e.slot]) for f, arr in (
                          ("vd", w_vd), ("vd1", w_vd1), ("vdm1", w_vdm1), ("fcode", w_fcode),
-                         ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw)))]
+                         ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw), ("lm", w_lmask)))]
         # the SGPR file's reads: the scalar operands' registers, into the buffer a cycle after
         # the rest of the instruction (issue reads them two cycles after that at the earliest);
         # each candidate's address side by side, then the choice (VCCZ is the file's flag,
@@ -568,19 +577,26 @@ class PipelinedComputeUnit(wiring.Component):
             return Mux(code == _VCCZ, fcode[1:] == VCC >> 1, code[1:7] == fcode[1:])
         f_reads = Cat(scalar_z[k] & names_f(src2[k]) for k in range(3))
         f_mask = Mux(ctl2.fpu, fcode[1:] == VCC >> 1, ctl2.cin & names_f(e2.ops.cin))
-        e2_clash = Signal()
-        m.d.comb += e2_clash.eq(fsw & (f_reads.any() | f_mask))
+        # (a carry-in or select mask the vector unit forwards when the last issued, the one
+        # it would follow, wrote it: not an earlier one, nor an FP instruction's VCC)
+        e2_clash, e2_cin = Signal(), Signal()
+        fwd = ~ctl2.fpu & e2.lm
+        m.d.comb += [e2_clash.eq(fsw & (f_reads.any() | (f_mask & ~fwd))),
+                     e2_cin.eq(fsw & f_mask & fwd)]
         with m.If(e2.valid):
             for i in range(W):
                 with m.If(e2.sel[i]):
-                    m.d.sync += [b_chain[i].eq(e2.may & ~e2_clash & ~(vw & e2_vreads.any())),
+                    m.d.sync += [b_chain[i].eq(e2.may & ~e2_clash),
+                                 b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
                                  b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
         with m.If(e.valid):
             m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
                          b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
                          b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
                          b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
-                         b_chain[e.slot].eq(0), b_range[e.slot].eq(0), w_buf[e.slot].eq(1),
+                         b_chain[e.slot].eq(0), b_after[e.slot].eq(1), b_cin[e.slot].eq(0),
+                         b_range[e.slot].eq(0),
+                         w_buf[e.slot].eq(1),
                          w_fetching[e.slot].eq(0)]
 
         # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
@@ -621,11 +637,13 @@ class PipelinedComputeUnit(wiring.Component):
             # s_endpgm until none is (their answers still write the slot's VGPRs)
             held = w_hold[i] & (w_vmcnt[i] > w_hold_n[i])
             ending = b_kind[i].end & (w_vmcnt[i] != 0)
-            # a fast vector instruction may follow one in flight that lets it, when it reads
-            # neither the scalar pair that one writes (its lane mask, written at retirement)
-            # nor its VGPR result (the vector unit runs them in order but does not wait for a
-            # write): ``b_chain``
-            follows = (w_flight[i] == 1) & w_chain[i] & b_chain[i]
+            # a fast vector instruction may follow one in flight that lets it, when it does
+            # not read the scalar pair that one writes (its lane mask, written at retirement):
+            # ``b_chain``; when it reads that one's VGPR result (``b_after``), once that one's
+            # last operation is in the lanes (the vector unit runs them in order, and holds it
+            # until that one's last write, which it would reach about then anyway)
+            follows = ((w_flight[i] == 1) & w_chain[i] & b_chain[i]
+                       & (~(b_after[i] | b_cin[i]) | (w_unwoke[i] == 0)))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
@@ -681,11 +699,17 @@ class PipelinedComputeUnit(wiring.Component):
         # stage 1: the issued instruction
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
-                                       "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1}))
+                                       "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
+                                       "after": 1, "cin_after": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
-                         ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long)))]
+                         ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long),
+                         ("after", b_after))),
+                     # the mask from the vector unit only when following one in flight (else
+                     # it is in the scalar register: that one has retired)
+                     i1.cin_after.eq(onehot_mux(i0_sel, [b_cin[i] & (w_flight[i] != 0)
+                                                         for i in range(W)]))]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
                 m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
@@ -823,7 +847,8 @@ class PipelinedComputeUnit(wiring.Component):
                      v_issue.control.eq(Mux(is_move, FastControl.const(_MOVE_CONTROL),
                                             fdec.control)),
                      v_issue.dst.eq(v_dst), v_issue.dst_write.eq(~ctl.vopc),
-                     v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value)]
+                     v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value),
+                     v_issue.after.eq(i3.after), v_issue.cin_after.eq(i3.cin_after)]
         for s in range(3):
             src = v_issue.srcs[s]
             m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),
@@ -1278,10 +1303,16 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_flight[i].eq(0)
             with m.Elif(inc | dec):
                 m.d.sync += w_flight[i].eq(w_flight[i] + inc - dec)
+            fed = issue_now & i0_sel[i] & i0_kind.fast
+            woke = valu.wake.valid & (valu.wake.slot == i)
+            with m.If(launching & (lw.slot == i)):
+                m.d.sync += w_unwoke[i].eq(0)
+            with m.Elif(fed ^ woke):
+                m.d.sync += w_unwoke[i].eq(w_unwoke[i] + fed - woke)
             with m.If(inc):
                 vd = b_ops[i].vdst[:8]
                 m.d.sync += [w_chain[i].eq(lets & (alone | w_chain[i])),
-                             w_fsw[i].eq(masks | (~alone & w_fsw[i])),
+                             w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),
                              w_vw[i].eq(~b_ctl[i].vopc), w_vwide[i].eq(b_ctl[i].dst_dw == 2),
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):

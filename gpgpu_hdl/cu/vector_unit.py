@@ -36,7 +36,7 @@ The unit never stalls once an operation has its operands: the write port is its 
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .fast_alu import LATENCY, FastControl, FastLaneAlu
@@ -80,6 +80,11 @@ class VectorUnit(wiring.Component):
         ``exec`` and ``cin`` (the carry-in or select bits, VCC or an SGPR pair), 64 lanes
         each. Taken in the cycle its last operation goes to the VGPR file. Sources 0 and 1 are
         given as the instruction names them; the unit exchanges them when ``control.swap``.
+        ``after``: it may read a VGPR its wave's instruction before it writes (an instruction
+        the unit has taken, or none); it is taken once that one's last write has been
+        presented, so that its reads see it. ``cin_after``: its carry-in or select bits are
+        the flags of its wave's instruction before it (the unit's, not yet written to the
+        scalar register), not ``cin``; it is taken once that one is done.
     read : Out(VGPR file read request stream)
         To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
     operands : In(VGPR file operand stream)
@@ -92,6 +97,10 @@ class VectorUnit(wiring.Component):
     done : Out(stream.Signature(done_layout, always_ready=True))
         An instruction's ``slot`` and ``flags`` (per lane, the compare result or the carry out,
         0 outside EXEC), in the cycle after its last pass leaves the lanes.
+    wake : Out(StructLayout({"valid": 1, "slot": range(slots)}))
+        An instruction's last operation is in the lanes' first stage (``slot``'s): its last
+        write is presented ``LATENCY - 1`` cycles later, about when an instruction its wave
+        issues now would reach the sequencer (with ``after``).
     busy : Out(1)
         1 in each cycle an operation is in the lanes' first stage (the VALU computes; two a
         pass for an instruction with 64-bit words).
@@ -109,7 +118,7 @@ class VectorUnit(wiring.Component):
         self.issue_layout = data.StructLayout({
             "slot": range(slots), "control": FastControl, "dst": range(vgprs),
             "dst_write": 1, "srcs": data.ArrayLayout(source, SOURCES),
-            "exec": 64, "cin": 64})
+            "exec": 64, "cin": 64, "after": 1, "cin_after": 1})
         self.done_layout = data.StructLayout({"slot": range(slots), "flags": 64})
         super().__init__({
             "issue": In(stream.Signature(self.issue_layout)),
@@ -118,6 +127,7 @@ class VectorUnit(wiring.Component):
             "write": Out(stream.Signature(write, always_ready=True)),
             "write_high": Out(1),
             "done": Out(stream.Signature(self.done_layout, always_ready=True)),
+            "wake": Out(data.StructLayout({"valid": 1, "slot": range(slots)})),
             "busy": Out(1),
         })
 
@@ -171,9 +181,24 @@ class VectorUnit(wiring.Component):
 
         last = (pass_ == passes - 1) & (~pair | half)
         advance = Signal()                      # an operation's request goes to the VGPR file
+        # per wave slot, its instructions taken and not yet written back (two at most: a wave
+        # has two in flight at most); one marked ``after`` reads what its wave's one before
+        # writes, and is taken once that one's last write has been presented (its requests
+        # then read the new values): a wave may issue it before that one is done (``wake``)
+        pend = [Signal(range(3), name=f"seq_pend{s}") for s in range(self._slots)]
+        pend_any = Signal(self._slots, name="seq_pend_any")
+        m.d.comb += pend_any.eq(Cat(p != 0 for p in pend))
+        waits = Signal(name="seq_waits")
+        m.d.comb += waits.eq((ins.after | ins.cin_after) & pend_any.bit_select(ins.slot, 1))
+        # each slot's last instruction's flags, for one whose carry-in they are
+        m.submodules.last_flags = last_flags = memory.Memory(shape=64, depth=self._slots,
+                                                             init=[])
+        flags_w = last_flags.write_port()
+        flags_r = last_flags.read_port(domain="comb")
+        m.d.comb += flags_r.addr.eq(ins.slot)
         m.d.comb += [
             advance.eq(busy_seq & t_room & requests.w_rdy),
-            self.issue.ready.eq(~busy_seq | (advance & last)),
+            self.issue.ready.eq((~busy_seq | (advance & last)) & ~waits),
             requests.w_en.eq(advance),
             self.read.valid.eq(requests.r_rdy),
             self.read.payload.eq(requests.r_data),
@@ -190,6 +215,7 @@ class VectorUnit(wiring.Component):
         wide = [Signal(name=f"seq_wide{k}") for k in range(2)]     # 64-bit sources
         with m.If(self.issue.valid & self.issue.ready):
             m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0), half.eq(0),
+                         cur.cin.eq(Mux(ins.cin_after, flags_r.data, ins.cin)),
                          dst1.eq(ins.dst + 1),
                          pair.eq(ins.control.cmp_wide | ins.control.shift64),
                          flip.eq(ins.control.shift64 & ins.control.shift_right),
@@ -281,6 +307,18 @@ class VectorUnit(wiring.Component):
             m.d.comb += full.word_select(Const(passes - 1, range(passes)), lanes).eq(flags)
         else:
             m.d.comb += full.eq(flags)
+        taken = self.issue.valid & self.issue.ready
+        finished = w_valid & w_tag.last
+        for k, p in enumerate(pend):
+            inc = taken & (ins.slot == k)
+            dec = finished & (w_tag.slot == k)
+            with m.If(inc ^ dec):
+                m.d.sync += p.eq(Mux(inc, p + 1, p - 1))
+        m.d.comb += [flags_w.en.eq(finished), flags_w.addr.eq(w_tag.slot),
+                     flags_w.data.eq(full)]
+        # an instruction's last operation in the lanes' stage 0: its last write is presented
+        # LATENCY - 1 cycles later
+        m.d.comb += [self.wake.valid.eq(o_valid & o_tag.last), self.wake.slot.eq(o_tag.slot)]
         m.d.sync += [self.done.valid.eq(w_valid & w_tag.last),
                      self.done.payload.slot.eq(w_tag.slot),
                      self.done.payload.flags.eq(full)]

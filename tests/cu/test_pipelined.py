@@ -177,8 +177,10 @@ def test_random_stream_matches_golden_model(seed, lanes):
 
 #: fast vector instructions back to back, each reading what the one before it writes: a VGPR
 #: (32- and 64-bit: v5 as a 64-bit source's high word, v7 as a 64-bit result's, each after a
-#: producer alone in flight), VCC and an SGPR pair (lane masks written at retirement), EXEC
-#: (v_cmpx: v12's lanes outside it keep their value, read when EXEC is back), or nothing of it
+#: producer alone in flight), VCC and an SGPR pair as a carry-in or select mask (the vector
+#: unit's flags) or as a source (s12: written at retirement), EXEC (v_cmpx: v12's lanes
+#: outside it keep their value, read when EXEC is back), or nothing of it; and a carry-in and a
+#: select mask written by the instruction before the one before (v21's carries, s[10:11])
 CHAIN_PROGRAM = """
     v_mov_b32 v12, 5
     s_mov_b64 s[14:15], exec
@@ -202,22 +204,30 @@ CHAIN_PROGRAM = """
     v_cndmask_b32 v14, v13, v0, vcc
     s_mov_b64 exec, s[14:15]
     v_add_i32 v15, vcc, v12, v0
+    v_add_i32 v21, vcc, -1, v0
+    v_mov_b32 v17, v21
+    v_addc_u32 v18, vcc, 0, v17, vcc
+    v_cmp_gt_u32_e64 s[10:11], 32, v0
+    v_xor_b32 v19, 3, v0
+    v_cndmask_b32_e64 v20, v19, v0, s[10:11]
     s_endpgm
 """
 
 
-@pytest.mark.parametrize("lanes, waves", [(8, 1), (8, 8)])
+@pytest.mark.parametrize("lanes, waves", [(8, 1), (8, 8), (16, 2)])
 def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
     """A wave issues a fast vector instruction while its last one is still in flight unless
-    it reads that one's VGPR result, its lane mask or EXEC (then it waits for that one to
-    retire). Traces (and each record's instruction words) equal the golden model's, with one
-    wave and with several sharing the unit. (At 4 lanes a pass's VGPR read comes after the
-    last instruction's write of it anyway; at 8 and 16 it would not.)"""
+    it reads that one's lane mask as a source or that one writes EXEC (then it waits for that
+    one to retire); one that reads that one's VGPR result or takes its lane mask as a carry-in
+    waits for that one's ``wake`` and the vector unit holds it until that one's writes.
+    Traces (and each record's instruction words) equal the golden model's, with one wave and
+    with several sharing the unit. (At 4 lanes a pass's VGPR read comes after the last
+    instruction's write of it anyway; at 8 and 16 it would not.)"""
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), CHAIN_PROGRAM,
                      np.zeros(1, np.uint32), global_size=64 * waves, local_size=64,
                      latency=(1, 3))
     assert run.trap.cause == TrapCause.NONE
-    assert len(run.records) == len(run.emu_records) == 23 * waves
+    assert len(run.records) == len(run.emu_records) == 29 * waves
     problems = compare_traces(run.emu_records, run.records)
     assert not problems, "\n".join(map(str, problems))
     # each record's instruction words are its own (the wave's last issued may be the next)

@@ -2,10 +2,11 @@
 """The vector ALU stage (:mod:`gpgpu_hdl.cu.vector_unit`) with its VGPR file, against the golden
 model: random FAST_OPS instructions on random wave slots, with VGPR and scalar operands (64-bit
 ones too), random EXEC and carry-in masks, issued as fast as the unit takes them (a slot waits
-only for its own previous instruction, the one-in-flight rule of the pipelined unit). Every
-write to the VGPR file and every flag mask must be the golden model's, in issue order; the
-unit must take a conflict-free instruction every ``64 / lanes`` cycles and count exactly its
-passes as busy.
+only for its own previous instruction, the one-in-flight rule of the pipelined unit; or, with
+``follow``, a slot's instruction follows its one in flight, marked ``after`` when it reads what
+that one writes). Every write to the VGPR file and every flag mask must be the golden model's,
+in issue order; the unit must take a conflict-free instruction every ``64 / lanes`` cycles and
+count exactly its passes as busy.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Model:
         self.vgprs = vgprs
         self.regs = [[[rng.getrandbits(32) for _ in range(64)] for _ in range(vgprs)]
                      for _ in range(slots)]
+        self.flags = [0] * slots          # each slot's last instruction's flag mask
 
     def value(self, slot: int, reg: int, lane: int, wide: bool) -> int:
         lo = self.regs[slot][reg][lane]
@@ -49,6 +51,7 @@ class Model:
     def execute(self, ins: dict) -> tuple[list, int]:
         """Apply ``ins``; return its (result, flag) per lane and the flag mask."""
         name, slot = ins["name"], ins["slot"]
+        cin = self.flags[slot] if ins.get("cin_after") else ins["cin"]
         lanes = []
         for lane in range(64):
             srcs = []
@@ -57,7 +60,7 @@ class Model:
                 mask = M64 if w == 64 else M32
                 v = self.value(slot, s["reg"], lane, s["wide"]) if s["vgpr"] else s["value"]
                 srcs.append(v & mask if w else 0)
-            lanes.append((*srcs, ins["cin"] >> lane & 1, lane))
+            lanes.append((*srcs, cin >> lane & 1, lane))
         out = golden(name, lanes)
         flags = 0
         for lane, (result, flag) in enumerate(out):
@@ -67,11 +70,12 @@ class Model:
                     self.regs[slot][ins["dst"]][lane] = result & M32
                     if ins["dst_wide"]:
                         self.regs[slot][ins["dst"] + 1][lane] = result >> 32
+        self.flags[slot] = flags
         return out, flags
 
 
-def random_instruction(rng: random.Random, slots: int, vgprs: int) -> dict:
-    name = rng.choice(FAST_OPS)
+def random_instruction(rng: random.Random, slots: int, vgprs: int, name: str = "") -> dict:
+    name = name or rng.choice(FAST_OPS)
     info = TABLE.by_mnemonic(name)
     srcs = []
     for w in source_bits(name):
@@ -91,11 +95,20 @@ def random_instruction(rng: random.Random, slots: int, vgprs: int) -> dict:
             "cin": rng.getrandbits(64) if takes_cin(name) else rng.getrandbits(64)}
 
 
-def payload(ins: dict) -> dict:
+def payload(ins: dict, after: bool = False) -> dict:
     return {"slot": ins["slot"], "control": control_word(ins["name"]), "dst": ins["dst"],
             "dst_write": ins["dst_write"],
             "srcs": [{k: s[k] for k in ("vgpr", "reg", "value")} for s in ins["srcs"]],
-            "exec": ins["exec"], "cin": ins["cin"]}
+            "exec": ins["exec"], "cin": ins["cin"], "after": after,
+            "cin_after": ins.get("cin_after", 0)}
+
+
+def reads_result(ins: dict, before: dict) -> bool:
+    """Whether ``ins`` reads a VGPR that ``before`` writes."""
+    if not before["dst_write"]:
+        return False
+    written = {before["dst"], before["dst"] + before["dst_wide"]}
+    return any(s["vgpr"] and {s["reg"], s["reg"] + s["wide"]} & written for s in ins["srcs"])
 
 
 async def preload(ctx, dut: VectorSlice, model: Model, lanes: int) -> None:
@@ -110,26 +123,46 @@ async def preload(ctx, dut: VectorSlice, model: Model, lanes: int) -> None:
     ctx.set(dut.fill.valid, 0)
 
 
-@pytest.mark.parametrize("lanes", [16, 4])
-def test_instructions_match_the_golden_model(lanes):
+@pytest.mark.parametrize("lanes,follow", [(16, False), (4, False), (16, True), (4, True)])
+def test_instructions_match_the_golden_model(lanes, follow):
     slots, vgprs, count = 4, 16, 70
     rng = random.Random(lanes)
     dut = VectorSlice(lanes=lanes, slots=slots, vgprs=vgprs)
     model = Model(slots, vgprs, rng)
     program = [random_instruction(rng, slots, vgprs) for _ in range(count)]
+    if follow:      # more of the instructions that take a carry-in or select mask
+        cin_ops = [name for name in FAST_OPS if takes_cin(name)]
+        program = [random_instruction(rng, slots, vgprs, rng.choice(cin_ops))
+                   if rng.random() < 0.2 else ins for ins in program]
+        # half the instructions on the slot before, reading its result, or its flags
+        for before, ins in zip(program, program[1:], strict=False):
+            vgpr_srcs = [s for s in ins["srcs"] if s["vgpr"]]
+            if before["dst_write"] and vgpr_srcs and rng.random() < 0.5:
+                ins["slot"] = before["slot"]
+                src = vgpr_srcs[0]
+                src["reg"] = before["dst"] - (before["dst"] + src["wide"] >= vgprs)
+            if takes_cin(ins["name"]) and rng.random() < 0.7:
+                ins["slot"], ins["cin_after"] = before["slot"], 1
     passes = 64 // lanes
-    seen = {"writes": 0, "done": 0, "busy": 0, "conflicts": 0}
+    seen = {"writes": 0, "done": 0, "busy": 0, "conflicts": 0, "after": 0}
 
     async def bench(ctx):
         await preload(ctx, dut, model, lanes)
         writes, dones = deque(), deque()           # expected, in issue order
-        busy = set()
+        busy = {}                                  # slot -> its instructions in flight
         queue = deque(program)
+        wakes = 0
         for _ in range(count * 40):
-            head = queue[0] if queue and queue[0]["slot"] not in busy else None
+            head = queue[0] if queue else None
+            flight = busy.get(head["slot"], []) if head else []
+            if len(flight) > int(follow):
+                head = None
+            after = bool(head and flight and reads_result(head, flight[-1]))
             if head is not None:
-                ctx.set(dut.issue.payload, payload(head))
+                ctx.set(dut.issue.payload, payload(head, after))
             ctx.set(dut.issue.valid, head is not None)
+            if ctx.get(dut.unit.wake.valid):
+                wakes += 1
             _, _, ready, w_valid, w, d_valid, d, b, c = await ctx.tick().sample(
                 dut.issue.ready, dut.unit.write.valid, dut.unit.write.payload, dut.done.valid,
                 dut.done.payload, dut.busy, dut.conflict)
@@ -137,7 +170,8 @@ def test_instructions_match_the_golden_model(lanes):
             seen["conflicts"] += c
             if head is not None and ready:
                 queue.popleft()
-                busy.add(head["slot"])
+                busy.setdefault(head["slot"], []).append(head)
+                seen["after"] += after
                 out, flags = model.execute(head)
                 # a 64-bit result's two words in turn, the high one first for the right
                 # shifts (the lanes shift the reversed value left)
@@ -162,11 +196,14 @@ def test_instructions_match_the_golden_model(lanes):
             if d_valid:
                 ins, flags = dones.popleft()
                 assert (d.slot, d.flags) == (ins["slot"], flags), (ins["name"], ins)
-                busy.discard(ins["slot"])
+                assert busy[ins["slot"]].pop(0) is ins
+                if not busy[ins["slot"]]:
+                    del busy[ins["slot"]]
                 seen["done"] += 1
             if not queue and not busy:
                 break
         assert not queue and not busy and not writes and not dones
+        assert wakes == count                       # one a instruction, its last operation
 
     simulate(dut, bench, clock=1e-8)
     assert seen["done"] == count
@@ -177,6 +214,9 @@ def test_instructions_match_the_golden_model(lanes):
     assert seen["busy"] == passes * sum(operations(ins["name"]) for ins in program)
     assert any(operations(ins["name"]) == 2 and not ins["dst_wide"] for ins in program)
     assert seen["conflicts"] > 0                       # the random registers did collide
+    if follow:
+        assert seen["after"] > 5                       # instructions read the one before
+        assert sum(ins.get("cin_after", 0) for ins in program) > 3
 
 
 def issue_on_every_slot(ins: dict, lanes: int, cycles: int, slots: int = 8) -> tuple:
