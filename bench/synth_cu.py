@@ -3,6 +3,7 @@
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
                              [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
                              [--placer heap|static|sa] [--timeout SECONDS] [--paths N]
+                             [--by-module [DEPTH]]
 
 Elaborates the unit of ``CuConfig(**overrides)`` (``gpgpu_hdl.cu.unit.compute_unit``; the
 default configuration without ``--config``; ``pipeline=true`` the pipelined unit, with the
@@ -16,6 +17,9 @@ Xilinx, and nextpnr 7 to 11 minutes, on a busy 2-core machine; run it in the bac
 ``docs/synth.md``. ``--paths N`` prints the N worst register-to-register paths that
 :mod:`gpgpu_hdl.synth_paths` estimates from Yosys' netlist in seconds (with ``--no-pnr``, to
 find the paths to cut without waiting an hour for nextpnr's one critical path).
+``--by-module`` synthesizes the unit again with its hierarchy kept
+(:func:`gpgpu_hdl.synth.area_by_module`) and prints each part's own area, to see where the
+area goes (the parts' sum is not the flattened figure: docs/synth.md).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from gpgpu_hdl.synth import (  # noqa: E402
     SYNTH_COMMANDS,
     PnrReport,
     SynthError,
+    area_by_module,
     place_and_route,
     synthesize,
 )
@@ -131,6 +136,42 @@ def _print_paths(area, count: int) -> None:
             print(f"  {at:6.2f}  {name}")
 
 
+def module_groups(modules, top: str, depth: int) -> list[tuple[str, int, dict[str, int]]]:
+    """The modules of :func:`~gpgpu_hdl.synth.area_by_module` summed by their path's first
+    ``depth`` names below ``top``, numbered siblings together (``valu.lane*``): ``(label,
+    instances, area)``, the largest in LUT4 first; the top's own cells are ``(top)``."""
+    groups: dict[str, tuple[set[str], dict[str, int]]] = {}
+    for mod in modules:
+        path = mod.name.removeprefix(top).lstrip(".").split(".") if mod.name != top else []
+        kept = path[:depth]
+        label = ".".join(re.sub(r"\d+$", "*", part) for part in kept) or "(top)"
+        names, area = groups.setdefault(label, (set(), {}))
+        names.add(".".join(kept))
+        for key, n in mod.area.items():
+            area[key] = area.get(key, 0) + n * mod.instances
+    rows = [(label, len(names), area) for label, (names, area) in groups.items()]
+    return sorted(rows, key=lambda row: -row[2]["luts"])
+
+
+def _print_modules(text: str, args, progress) -> None:
+    modules = area_by_module(text, TOP, cache_dir=args.cache_dir, progress=progress,
+                             timeout=args.timeout)
+    rows = module_groups(modules, TOP, args.by_module)
+    total = sum(area["luts"] for _, _, area in rows) or 1
+    print(f"\n  area by module (hierarchy kept, `abc -lut 4`; {len(modules)} modules; their "
+          f"sum is not the flattened figure):")
+    print(f"  {'module':32} {'LUT4':>7} {'%':>5} {'FF':>7} {'CCU2C':>6} {'DPR16X4':>7} "
+          f"{'DSP':>4} {'EBR':>4}")
+    for label, count, a in rows:
+        name = f"{label} ({count})" if count > 1 else label
+        print(f"  {name:32} {a['luts']:>7} {100 * a['luts'] / total:>5.1f} {a['ffs']:>7} "
+              f"{a['carries']:>6} {a['distributed_rams']:>7} {a['dsps']:>4} "
+              f"{a['block_rams']:>4}")
+    sums = {k: sum(a[k] for _, _, a in rows) for k in ("luts", "ffs", "carries", "dsps")}
+    print(f"  {'sum':32} {sums['luts']:>7} {100.0:>5.1f} {sums['ffs']:>7} "
+          f"{sums['carries']:>6}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", nargs="*", default=[], metavar="NAME=VALUE",
@@ -159,7 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-share", action="store_true",
                         help="ECP5: keep Yosys' share pass from merging multipliers and shifters "
                              "that are never busy together (more DSPs, higher Fmax)")
+    parser.add_argument("--by-module", type=int, nargs="?", const=2, default=None,
+                        metavar="DEPTH",
+                        help="ECP5: also synthesize with the hierarchy kept and print each "
+                             "part's own area, grouped DEPTH levels below the top (default 2), "
+                             "numbered siblings together (lane0, lane1, ... as lane*)")
     args = parser.parse_args(argv)
+    if args.by_module is not None and args.by_module < 1:
+        parser.error("--by-module takes a depth of 1 or more")
 
     try:
         config = CuConfig(**parse_overrides(args.config))
@@ -210,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  cells: {', '.join(f'{c} {n}' for c, n in area.cells.items())}")
             if target == "ecp5" and args.paths:
                 _print_paths(area, args.paths)
+            if target == "ecp5" and args.by_module is not None:
+                _print_modules(text, args, progress)
             timing = None
             if target == "ecp5" and not args.no_pnr:
                 try:

