@@ -28,16 +28,18 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
     stage 2  the multiplier operands into the DSP blocks' input registers
              (:class:`~.dsp.Mul18`, four 18x18 partial products), lower-than from the
              adder's carries, the add or bitwise result
-    stage 3  the partial products (the DSP blocks' output registers), min/max, the flag, the
-             shift's sign-fill and the bit-field masks; the add/logic/minmax result is final
+    stage 3  the partial products (the DSP blocks' output registers), min/max, the flag,
+             whether a bit-field's top bit is in the shift's sign fill (a compare of their
+             widths); the add/logic/minmax result is final
     stage 4  the sum of the two middle partial products; the low partial product's low
              word plus the addend of ``v_mad_*_24``
     stage 5  the product: one carry chain, the middle sum added to the low and high partial
-             products side by side
+             products side by side; the sign fill's and the bit-field top's masks (the widths
+             travel to here as numbers, not as 32-bit masks)
     stage 6  the product word (low/high; a 64-bit shift's second word adds the first's
              carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
-             bit-field extract
-    stage 7  the bit-field mask and the result select
+             bit-field extract, the bit-field mask
+    stage 7  the bit-field extract and the result select
 
 The vector unit exchanges S0 and S1 for the instructions whose control word says ``swap``
 (``v_subrev_*``, and the shifts whose value is S1), so the lane has no operand swap.
@@ -436,21 +438,23 @@ class FastLaneAlu(wiring.Component):
             ("width", s1_width), ("zero", s1_zero), ("keep_word", s1_keep_word),
             ("join", s1_join), ("ge32", s1_ge32))}
 
-        # --- stage 3: min/max, the flag, the shift's sign fill and the bit-field masks -------
+        # --- stage 3: min/max, the flag; whether a bit-field's top bit is in the sign fill ---
+        # (the fill and the field's width travel as numbers, 12 bits, and become 32-bit
+        # masks in stage 5, where they are used: three masks in registers from stage 3 would
+        # be 96 flip-flops a stage)
         s3 = control_stage(3, s2)
-        fill_width, fill, width = (carried.pop(n) for n in ("fill_width", "fill", "width"))
         lt, eq, a2, b2 = (carried.pop(n) for n in ("lt", "eq", "a", "b"))
         conds = Cat(Const(0, 1), lt, eq, lt | eq, ~(lt | eq), ~eq, ~lt, Const(1, 1))
         carried["early"] = (carried["early"]
                             | Mux(s2.early_minmax, Mux(lt ^ s2.is_max, a2, b2), 0))
         carried["flag"] = ((s2.flag_cmp & conds.bit_select(s2.cmp_cond, 1))
                            | carried.pop("add_flag"))
+        # the field's top bit, bit width - 1, is a copy of the sign when it is one of the
+        # fill's top fill_width bits (fill_width is at most 32, so a width of 0 never is)
+        fill_width, fill, width = carried["fill_width"], carried["fill"], carried["width"]
+        top_fill = fill & (width + fill_width >= 33)
         carried = {name: stage(3, name, value) for name, value in carried.items()}
-        carried["sign_mask"] = stage(3, "sign_mask", _reverse(_thermometer(fill_width))
-                                     & fill.replicate(32))
-        carried["keep"] = stage(3, "keep", _thermometer(width))    # v_bfe: the low S2[4:0]
-        carried["top_sel"] = stage(3, "top_sel",                    # v_bfe: the field's top
-                                   Cat(width == i + 1 for i in range(32)))
+        carried["top_fill"] = stage(3, "top_fill", top_fill)
 
         # --- stage 4: the middle partial products' sum; the low one's low word + the addend -
         # The low partial product (two 17-bit unsigned operands) is under 2**34, so it and the
@@ -463,10 +467,7 @@ class FastLaneAlu(wiring.Component):
         s4_ll = stage(4, "pp_ll", pp["ll"][:32] + carried.pop("addend"), 32)
         s4_ll_hi = stage(4, "pp_ll_hi", pp["ll"][32:2 * lo_bits])
         s4_hh = stage(4, "pp_hh", pp["hh"][:64 - 2 * lo_bits])
-        # the field's top bit is a copy of the sign when it reaches into the fill
-        top_fill = (carried["top_sel"] & carried["sign_mask"]).any()
         carried = {name: stage(4, name, value) for name, value in carried.items()}
-        carried["top_fill"] = stage(4, "top_fill", top_fill)
 
         # --- stage 5: the product (+ the addend), 64 bits: one carry chain from bit 17 ---------
         s5 = control_stage(5, s4)
@@ -476,6 +477,10 @@ class FastLaneAlu(wiring.Component):
         m.d.comb += [t_sides.eq(Cat(s4_ll, s4_ll_hi, s4_hh)), t_mid.eq(s4_mid)]
         s5_product = stage(5, "product",
                            Cat(t_sides[:lo_bits], t_sides[lo_bits:] + t_mid), w)
+        # the shift's sign fill (its top fill_width bits) and v_bfe's field top (bit width - 1)
+        fill_width, fill = carried.pop("fill_width"), carried.pop("fill")
+        carried["sign_mask"] = _reverse(_thermometer(fill_width)) & fill.replicate(32)
+        carried["top_sel"] = Cat(carried["width"] == i + 1 for i in range(32))
         carried = {name: stage(5, name, value) for name, value in carried.items()}
 
         # --- stage 6: the product word, the shift's reversal and sign fill, bfe's top bit ----
@@ -495,7 +500,7 @@ class FastLaneAlu(wiring.Component):
                        | carried["top_fill"])
         s6_early = stage(6, "early", carried["early"])
         s6_flag = stage(6, "flag", carried["flag"])
-        s6_keep = stage(6, "keep", carried["keep"])
+        s6_keep = stage(6, "keep", _thermometer(carried["width"]))     # v_bfe: the low S2[4:0]
 
         # --- stage 7: the bit-field mask and the result select ---------------------------------
         bfe = (s6_shift & s6_keep) | (~s6_keep & (s6_top & s6.shift_arith).replicate(32))
