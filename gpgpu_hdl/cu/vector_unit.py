@@ -81,10 +81,10 @@ class VectorUnit(wiring.Component):
         each. Taken in the cycle its last operation goes to the VGPR file. Sources 0 and 1 are
         given as the instruction names them; the unit exchanges them when ``control.swap``.
         ``after``: it may read a VGPR its wave's instruction before it writes (an instruction
-        the unit has taken, or none); it is taken once that one's last write has been
-        presented, so that its reads see it. ``cin_after``: its carry-in or select bits are
-        the flags of its wave's instruction before it (the unit's, not yet written to the
-        scalar register), not ``cin``; it is taken once that one is done.
+        the unit has taken, or none); its first operation goes to the VGPR file once that
+        one's last write has been presented, so that its reads see it. ``cin_after``: its
+        carry-in or select bits are the flags of its wave's instruction before it (the
+        unit's, not yet written to the scalar register), not ``cin``; it waits likewise.
     read : Out(VGPR file read request stream)
         To :attr:`VgprFile.read <gpgpu_hdl.cu.vgpr_file.VgprFile.read>`.
     operands : In(VGPR file operand stream)
@@ -181,24 +181,28 @@ class VectorUnit(wiring.Component):
 
         last = (pass_ == passes - 1) & (~pair | half)
         advance = Signal()                      # an operation's request goes to the VGPR file
-        # per wave slot, its instructions taken and not yet written back (two at most: a wave
-        # has two in flight at most); one marked ``after`` reads what its wave's one before
-        # writes, and is taken once that one's last write has been presented (its requests
-        # then read the new values): a wave may issue it before that one is done (``wake``)
+        # per wave slot, its instructions whose first operation has left and whose last
+        # write has not been presented (two at most: a wave has two in flight at most). One
+        # marked ``after`` or ``cin_after`` needs its wave's one before: once taken, it waits
+        # (``seq_dep``, a register: the slot's lookup is not on the handshake's path) until
+        # that one's last write has been presented, so that its requests read the new
+        # values; a wave may issue it before that one is done (``wake``)
         pend = [Signal(range(3), name=f"seq_pend{s}") for s in range(self._slots)]
         pend_any = Signal(self._slots, name="seq_pend_any")
         m.d.comb += pend_any.eq(Cat(p != 0 for p in pend))
-        waits = Signal(name="seq_waits")
-        m.d.comb += waits.eq((ins.after | ins.cin_after) & pend_any.bit_select(ins.slot, 1))
-        # each slot's last instruction's flags, for one whose carry-in they are
+        dep = Signal(name="seq_dep")
+        first = Signal()                        # an instruction's first operation leaves
+        # each slot's last instruction's flags, for one whose carry-in they are (read as the
+        # instruction's operations leave: its slot has no other in the unit before it then)
         m.submodules.last_flags = last_flags = memory.Memory(shape=64, depth=self._slots,
                                                              init=[])
         flags_w = last_flags.write_port()
         flags_r = last_flags.read_port(domain="comb")
-        m.d.comb += flags_r.addr.eq(ins.slot)
+        m.d.comb += flags_r.addr.eq(cur.slot)
         m.d.comb += [
-            advance.eq(busy_seq & t_room & requests.w_rdy),
-            self.issue.ready.eq((~busy_seq | (advance & last)) & ~waits),
+            advance.eq(busy_seq & t_room & requests.w_rdy & ~dep),
+            first.eq(advance & (pass_ == 0) & ~half),
+            self.issue.ready.eq(~busy_seq | (advance & last)),
             requests.w_en.eq(advance),
             self.read.valid.eq(requests.r_rdy),
             self.read.payload.eq(requests.r_data),
@@ -214,8 +218,10 @@ class VectorUnit(wiring.Component):
                 for k in range(2)]
         wide = [Signal(name=f"seq_wide{k}") for k in range(2)]     # 64-bit sources
         with m.If(self.issue.valid & self.issue.ready):
+            # (the one before of its slot may be leaving now, its first operation too)
+            before = pend_any.bit_select(ins.slot, 1) | (first & (cur.slot == ins.slot))
             m.d.sync += [busy_seq.eq(1), cur.eq(ins), pass_.eq(0), half.eq(0),
-                         cur.cin.eq(Mux(ins.cin_after, flags_r.data, ins.cin)),
+                         dep.eq((ins.after | ins.cin_after) & before),
                          dst1.eq(ins.dst + 1),
                          pair.eq(ins.control.cmp_wide | ins.control.shift64),
                          flip.eq(ins.control.shift64 & ins.control.shift_right),
@@ -223,6 +229,8 @@ class VectorUnit(wiring.Component):
                          wide[1].eq(ins.control.cmp_wide)]
             m.d.sync += [cur.srcs[k].eq(srcs[k]) for k in range(2)]
             m.d.sync += [hi_reg[k].eq(srcs[k].reg + 1) for k in range(2)]
+        with m.Elif(dep):
+            m.d.sync += dep.eq(pend_any.bit_select(cur.slot, 1))
         with m.Elif(advance):
             with m.If(pair & ~half):
                 m.d.sync += half.eq(1)
@@ -249,7 +257,7 @@ class VectorUnit(wiring.Component):
             out_tag.dst_write.eq(cur.dst_write), out_tag.dst_wide.eq(cur.control.shift64),
             out_tag.half.eq(half),
             out_tag.exec.eq(cur.exec.word_select(pass_, lanes)),
-            out_tag.cin.eq(cur.cin.word_select(pass_, lanes)),
+            out_tag.cin.eq(Mux(cur.cin_after, flags_r.data, cur.cin).word_select(pass_, lanes)),
             tags.w_data.eq(out_tag), tags.w_en.eq(advance),
         ]
 
@@ -307,10 +315,9 @@ class VectorUnit(wiring.Component):
             m.d.comb += full.word_select(Const(passes - 1, range(passes)), lanes).eq(flags)
         else:
             m.d.comb += full.eq(flags)
-        taken = self.issue.valid & self.issue.ready
         finished = w_valid & w_tag.last
         for k, p in enumerate(pend):
-            inc = taken & (ins.slot == k)
+            inc = first & (cur.slot == k)
             dec = finished & (w_tag.slot == k)
             with m.If(inc ^ dec):
                 m.d.sync += p.eq(Mux(inc, p + 1, p - 1))
