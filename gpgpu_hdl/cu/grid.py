@@ -5,7 +5,7 @@ serves every compute unit (FlexGrip's block scheduler), each unit taking the nex
 whenever it has the wave slots and the LDS for it.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -45,22 +45,25 @@ class GridWalker(wiring.Component):
         m = Module()
         walking = Signal()
         g = self.groups.payload
+        counts, local = self.group_counts, self.local
+        # per dimension, whether the current id is not its last (id + 1 < count): registers
+        # worked out with the ids, so that the step's choice, and the enables of the ids and
+        # bases behind it, start at registers rather than at three adders and compares
+        more = Signal(3, name="more")
+        first_more = Cat(c > 1 for c in counts)         # an id of 0 is not the last
         m.d.comb += [self.groups.valid.eq(walking & ~self.stop),
                      self.done.eq(~walking | self.stop)]
         with m.If(self.start):
-            m.d.sync += [walking.eq(1), g.eq(0)]
+            m.d.sync += [walking.eq(1), g.eq(0), more.eq(first_more)]
         with m.Elif(self.stop):
             m.d.sync += walking.eq(0)
         with m.Elif(self.groups.valid & self.groups.ready):
-            counts, local = self.group_counts, self.local
-            with m.If(g.id[0] + 1 < counts[0]):
-                m.d.sync += [g.id[0].eq(g.id[0] + 1), g.base[0].eq(g.base[0] + local[0])]
-            with m.Elif(g.id[1] + 1 < counts[1]):
-                m.d.sync += [g.id[0].eq(0), g.base[0].eq(0),
-                             g.id[1].eq(g.id[1] + 1), g.base[1].eq(g.base[1] + local[1])]
-            with m.Elif(g.id[2] + 1 < counts[2]):
-                m.d.sync += [g.id[0].eq(0), g.base[0].eq(0), g.id[1].eq(0), g.base[1].eq(0),
-                             g.id[2].eq(g.id[2] + 1), g.base[2].eq(g.base[2] + local[2])]
-            with m.Else():
+            for i in range(3):
+                with m.If(more[i] if i == 0 else (~more[:i].any() & more[i])):
+                    for j in range(i):          # the dimensions below start again
+                        m.d.sync += [g.id[j].eq(0), g.base[j].eq(0), more[j].eq(first_more[j])]
+                    m.d.sync += [g.id[i].eq(g.id[i] + 1), g.base[i].eq(g.base[i] + local[i]),
+                                 more[i].eq(g.id[i] + 2 < counts[i])]
+            with m.If(~more.any()):
                 m.d.sync += walking.eq(0)
         return m
