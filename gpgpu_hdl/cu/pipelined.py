@@ -595,9 +595,7 @@ class PipelinedComputeUnit(wiring.Component):
                          b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
                          b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
                          b_chain[e.slot].eq(0), b_after[e.slot].eq(1), b_cin[e.slot].eq(0),
-                         b_range[e.slot].eq(0),
-                         w_buf[e.slot].eq(1),
-                         w_fetching[e.slot].eq(0)]
+                         b_range[e.slot].eq(0), w_buf[e.slot].eq(1), w_fetching[e.slot].eq(0)]
 
         # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
         smem_busy = Signal()
@@ -639,9 +637,10 @@ class PipelinedComputeUnit(wiring.Component):
             ending = b_kind[i].end & (w_vmcnt[i] != 0)
             # a fast vector instruction may follow one in flight that lets it, when it does
             # not read the scalar pair that one writes (its lane mask, written at retirement):
-            # ``b_chain``; when it reads that one's VGPR result (``b_after``), once that one's
-            # last operation is in the lanes (the vector unit runs them in order, and holds it
-            # until that one's last write, which it would reach about then anyway)
+            # ``b_chain``; when it reads that one's VGPR result (``b_after``) or takes its lane
+            # mask as a carry-in or select mask (``b_cin``), once that one's last operation is
+            # in the lanes (the vector unit runs them in order, and holds it until that one's
+            # last write, which it would reach about then anyway)
             follows = ((w_flight[i] == 1) & w_chain[i] & b_chain[i]
                        & (~(b_after[i] | b_cin[i]) | (w_unwoke[i] == 0)))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
