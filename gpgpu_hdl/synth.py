@@ -504,6 +504,27 @@ def _stat_cells(stat: dict, top: str) -> dict[str, int]:
     return dict(sorted(design.get("num_cells_by_type", {}).items()))
 
 
+def _yosys_stat(tmp: Path, cmd: list[str], verilog: str, script: str, what: str,
+                read: Callable[[dict], object], *, timeout: float | None,
+                progress: Progress | None) -> tuple[object, float]:
+    """Run Yosys' ``script`` on ``verilog`` in ``tmp``; return ``read`` of its ``stat -json``
+    (written to ``stat.json`` by the script) and the run's seconds. Leaves the log and the
+    script, not the Verilog (the caller has it; the cache stays small)."""
+    (tmp / "design.v").write_text(verilog)
+    (tmp / "synth.ys").write_text(script)
+    log = tmp / "yosys.log"
+    seconds = _run([*cmd, "-q", "-l", log.name, "-s", "synth.ys"], cwd=tmp, log=log,
+                   what=what, timeout=timeout, progress=progress, stage=_yosys_stage)
+    try:
+        found = read(json.loads((tmp / "stat.json").read_text()))
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
+        raise SynthError(f"cannot read Yosys' statistics ({exc}); last lines of its log:"
+                         f"\n{_tail(log)}") from None
+    (tmp / "design.v").unlink()
+    (tmp / "stat.json").unlink()
+    return found, seconds
+
+
 def synthesize(verilog: str, top: str, target: str = "ecp5", *,
                cache_dir: Path | str = Path("build/synth"), progress: Progress | None = None,
                timeout: float | None = None, share: bool = True) -> AreaReport:
@@ -556,23 +577,12 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
     entry = _Entry(Path(cache_dir), f"{top}-{target}-{key}")
 
     def work(tmp: Path) -> dict:
-        (tmp / "design.v").write_text(verilog)
-        (tmp / "synth.ys").write_text(script)
-        log = tmp / "yosys.log"
-        seconds = _run([*cmd, "-q", "-l", log.name, "-s", "synth.ys"], cwd=tmp, log=log,
-                       what=f"yosys: {command.split()[0]}", timeout=timeout,
-                       progress=progress, stage=_yosys_stage)
-        try:
-            stat = json.loads((tmp / "stat.json").read_text())
-            cells = _stat_cells(stat, top)
-        except (OSError, ValueError, KeyError, AttributeError) as exc:
-            raise SynthError(f"cannot read Yosys' statistics ({exc}); last lines of its log:"
-                             f"\n{_tail(log)}") from None
-        (tmp / "design.v").unlink()     # the caller has it; keep the cache small
-        (tmp / "stat.json").unlink()
-        return {"target": target, "top": top, "cells": cells, "memories": _memories(log),
-                "seconds": round(seconds, 3), "tool": version, "key": key,
-                "netlist": netlist}
+        cells, seconds = _yosys_stat(tmp, cmd, verilog, script, f"yosys: {command.split()[0]}",
+                                     lambda stat: _stat_cells(stat, top),
+                                     timeout=timeout, progress=progress)
+        return {"target": target, "top": top, "cells": cells,
+                "memories": _memories(tmp / "yosys.log"), "seconds": round(seconds, 3),
+                "tool": version, "key": key, "netlist": netlist}
 
     report, cached = entry.build(work, keep_on_failure=("yosys.log", "design.v", "synth.ys"))
     return AreaReport(target=target, top=top, **count_cells(target, report["cells"]),
@@ -634,24 +644,16 @@ def area_by_module(verilog: str, top: str, *, cache_dir: Path | str = Path("buil
     key = _digest("yosys-hierarchy", verilog, top, version, script)
     entry = _Entry(Path(cache_dir), f"{top}-modules-{key}")
 
+    def per_module(stat: dict) -> dict:
+        return {name.removeprefix("\\"): dict(m.get("num_cells_by_type", {}))
+                for name, m in stat["modules"].items()}
+
     def work(tmp: Path) -> dict:
-        (tmp / "design.v").write_text(verilog)
-        (tmp / "synth.ys").write_text(script)
-        log = tmp / "yosys.log"
-        seconds = _run([*cmd, "-q", "-l", log.name, "-s", "synth.ys"], cwd=tmp, log=log,
-                       what="yosys: synth_ecp5 -noflatten", timeout=timeout,
-                       progress=progress, stage=_yosys_stage)
-        try:
-            stat = json.loads((tmp / "stat.json").read_text())
-            modules = {name.removeprefix("\\"): dict(m.get("num_cells_by_type", {}))
-                       for name, m in stat["modules"].items()}
-        except (OSError, ValueError, KeyError, AttributeError) as exc:
-            raise SynthError(f"cannot read Yosys' statistics ({exc}); last lines of its log:"
-                             f"\n{_tail(log)}") from None
+        modules, seconds = _yosys_stat(tmp, cmd, verilog, script,
+                                       "yosys: synth_ecp5 -noflatten", per_module,
+                                       timeout=timeout, progress=progress)
         if top not in modules:
             raise SynthError(f"Yosys' statistics have no module {top!r}")
-        (tmp / "design.v").unlink()
-        (tmp / "stat.json").unlink()
         return {"modules": modules, "seconds": round(seconds, 3), "tool": version}
 
     report, _ = entry.build(work, keep_on_failure=("yosys.log", "design.v", "synth.ys"))

@@ -89,8 +89,8 @@ class Multipliers(wiring.Component):
 
 
 class Chain(wiring.Component):
-    """Two 16-bit :class:`Register` s in a row beside an 8-bit :class:`Counter` and a 16x16
-    multiply of its own: each module's cells are known."""
+    """Two 16-bit registers (:class:`Register`) in a row beside an 8-bit :class:`Counter`,
+    and a 16x16 multiply of its own: each module's cells are known."""
 
     d: In(16)
     q: Out(16)
