@@ -123,7 +123,8 @@ async def preload(ctx, dut: VectorSlice, model: Model, lanes: int) -> None:
     ctx.set(dut.fill.valid, 0)
 
 
-@pytest.mark.parametrize("lanes,follow", [(16, False), (4, False), (16, True), (4, True)])
+@pytest.mark.parametrize("lanes,follow", [(16, False), (4, False), (16, True), (4, True),
+                                          (64, True)])
 def test_instructions_match_the_golden_model(lanes, follow):
     slots, vgprs, count = 4, 16, 70
     rng = random.Random(lanes)
