@@ -58,12 +58,17 @@ class GridWalker(wiring.Component):
         with m.Elif(self.stop):
             m.d.sync += walking.eq(0)
         with m.Elif(self.groups.valid & self.groups.ready):
-            for i in range(3):
-                with m.If(more[i] if i == 0 else (~more[:i].any() & more[i])):
-                    for j in range(i):          # the dimensions below start again
-                        m.d.sync += [g.id[j].eq(0), g.base[j].eq(0), more[j].eq(first_more[j])]
-                    m.d.sync += [g.id[i].eq(g.id[i] + 1), g.base[i].eq(g.base[i] + local[i]),
-                                 more[i].eq(g.id[i] + 2 < counts[i])]
-            with m.If(~more.any()):
+            def step(i):
+                for j in range(i):              # the dimensions below start again
+                    m.d.sync += [g.id[j].eq(0), g.base[j].eq(0), more[j].eq(first_more[j])]
+                m.d.sync += [g.id[i].eq(g.id[i] + 1), g.base[i].eq(g.base[i] + local[i]),
+                             more[i].eq(g.id[i] + 2 < counts[i])]
+            with m.If(more[0]):
+                step(0)
+            with m.Elif(more[1]):
+                step(1)
+            with m.Elif(more[2]):
+                step(2)
+            with m.Else():
                 m.d.sync += walking.eq(0)
         return m
