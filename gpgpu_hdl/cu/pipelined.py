@@ -102,6 +102,11 @@ _MOVES = (Spec.V_MOV, Spec.V_MOVRELS, Spec.V_MOVRELD, Spec.V_MOVRELSD)
 _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
           Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.SETPC, Spec.SWAPPC, Spec.ENDPGM, Spec.TRAP,
           Spec.HALT)
+#: the control operations that may follow their wave's fast vector instructions in flight
+#: (with every scalar ALU instruction): none traps in stage 3, and their effects are taken at
+#: retirement, which keeps the wave's order
+_FOLLOWERS = (Spec.NOP, Spec.ENDPGM, Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ,
+              Spec.CBR_VCCNZ, Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.BARRIER, Spec.WAITCNT)
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
 _MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: Queues are written without looking at their ``w_rdy``: issue counts what each may hold (one
@@ -265,13 +270,15 @@ class PipelinedComputeUnit(wiring.Component):
         w_fetching, w_buf = warr("w_fetching", 1), warr("w_buf", 1)
         # the wave's PC: its oldest instruction in flight's, or its next's
         w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
-        # instructions in flight: one, or two fast vector instructions (``w_chain``: the one in
-        # flight lets a fast one follow it; ``w_fsw``: the wave's instructions in flight write
-        # a lane mask into the scalar register pair ``w_fcode``, the last one that does; the
-        # last issued writes VGPR ``w_vd`` (``w_vw``), and ``w_vd + 1`` (``w_vwide``): which
-        # VGPRs the next must not read, ``w_vd - 1`` for a 64-bit source's; decode compares)
-        w_flight, w_chain = warr("w_flight", range(3)), warr("w_chain", 1)
-        w_fsw, w_fcode = warr("w_fsw", 1), warr("w_fcode", 7)
+        # instructions in flight: one, or one or two fast vector instructions and after them
+        # perhaps a scalar one (``w_chain``: those in flight let a fast one or a scalar one
+        # follow them; ``w_fsw``: the wave's instructions in flight write a lane mask into the
+        # scalar register pair ``w_fcode``, the last one that does, and ``w_fmix``: into
+        # another pair too; the last issued writes VGPR ``w_vd`` (``w_vw``), and ``w_vd + 1``
+        # (``w_vwide``): which VGPRs the next must not read, ``w_vd - 1`` for a 64-bit
+        # source's; decode compares)
+        w_flight, w_chain = warr("w_flight", range(4)), warr("w_chain", 1)
+        w_fsw, w_fcode, w_fmix = warr("w_fsw", 1), warr("w_fcode", 7), warr("w_fmix", 1)
         w_lmask = warr("w_lmask", 1)        # the last issued writes a lane mask (``w_fcode``)
         w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
         w_vd, w_vd1, w_vdm1 = warr("w_vd", 8), warr("w_vd1", 8), warr("w_vdm1", 8)
@@ -295,7 +302,9 @@ class PipelinedComputeUnit(wiring.Component):
         # decode); ``b_after``: it reads a VGPR that one writes (it then waits for that one's
         # ``wake`` from the vector unit, and the unit holds it until that one's last write);
         # ``b_cin``: its carry-in or select mask is the lane mask that one writes (the vector
-        # unit gives it that one's flags)
+        # unit gives it that one's flags). For a scalar instruction, ``b_chain`` says that it
+        # may follow the wave's fast vector instructions in flight: a scalar ALU instruction
+        # or a control operation of :data:`_FOLLOWERS` that reads no lane mask they write
         b_chain, b_after = warr("b_chain", 1), warr("b_after", 1)
         b_cin = warr("b_cin", 1)
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
@@ -507,7 +516,9 @@ class PipelinedComputeUnit(wiring.Component):
         # nor (port 0: its scalar source, port 1: its carry/select mask) the scalar pair the
         # wave's instructions in flight write their lane masks to. That one was issued before
         # this one was fetched, so its registers are known; they are compared in the cycle
-        # after E, stage E2 (``b_chain`` is 0 until then).
+        # after E, stage E2 (``b_chain`` is 0 until then). A scalar instruction may follow
+        # them when stage 3 cannot trap it and it reads no lane mask they write (``smay``, and
+        # the compare in E2).
         e_vrel = (e.ctl.unit == XUnit.VSPEC) & ((e.ctl.spec == Spec.V_MOVRELS) |
                                                 (e.ctl.spec == Spec.V_MOVRELD) |
                                                 (e.ctl.spec == Spec.V_MOVRELSD))
@@ -516,16 +527,22 @@ class PipelinedComputeUnit(wiring.Component):
         # destinations (issued before this one was fetched, they do not change until this one
         # issues), for the SGPR file's read addresses and the compares
         e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
-                                       "ops": OPERANDS, "may": 1, "vd": 8, "vd1": 8, "vdm1": 8,
-                                       "fcode": 7, "vw": 1, "vwide": 1, "fsw": 1, "lm": 1}))
+                                       "ops": OPERANDS, "may": 1, "smay": 1, "vd": 8,
+                                       "vd1": 8, "vdm1": 8, "fcode": 7, "vw": 1, "vwide": 1,
+                                       "fsw": 1, "fmix": 1, "lm": 1}))
         m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
                      e2.inst.eq(e.inst), e2.ctl.eq(e.ctl), e2.ops.eq(operand_codes(e_fields)),
                      # fast, cannot trap in stage 3
                      e2.may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
                                (e.ctl.vopc | (e_fields.vdst < NV))),
+                     # scalar, cannot trap in stage 3
+                     e2.smay.eq(e.ctl.legal & ((e.ctl.unit == XUnit.SALU) |
+                                               ((e.ctl.unit == XUnit.SPEC) &
+                                                e.ctl.spec.as_value().matches(*_FOLLOWERS)))),
                      *(getattr(e2, f).eq(arr[e.slot]) for f, arr in (
                          ("vd", w_vd), ("vd1", w_vd1), ("vdm1", w_vdm1), ("fcode", w_fcode),
-                         ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw), ("lm", w_lmask)))]
+                         ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw), ("fmix", w_fmix),
+                         ("lm", w_lmask)))]
         # the SGPR file's reads: the scalar operands' registers, into the buffer a cycle after
         # the rest of the instruction (issue reads them two cycles after that at the earliest);
         # each candidate's address side by side, then the choice (VCCZ is the file's flag,
@@ -583,10 +600,21 @@ class PipelinedComputeUnit(wiring.Component):
         fwd = ~ctl2.fpu & e2.lm
         m.d.comb += [e2_clash.eq(fsw & (f_reads.any() | (f_mask & ~fwd))),
                      e2_cin.eq(fsw & f_mask & fwd)]
+        # a scalar instruction: its sources in the SGPR file (or VCCZ), or a VCCZ branch's
+        # flag, against the pair; when the vector instructions in flight write two pairs
+        # (``fmix``), it waits
+        s_reads = Cat(((src2[k] <= _VCC_LO + 1) | (src2[k] == _VCCZ)) & names_f(src2[k])
+                      for k in range(2))
+        s_vccz = (ctl2.unit == XUnit.SPEC) & ((ctl2.spec == Spec.CBR_VCCZ) |
+                                              (ctl2.spec == Spec.CBR_VCCNZ))
+        e2_sclash = Signal()
+        m.d.comb += e2_sclash.eq(e2.fmix | (fsw & Mux(ctl2.unit == XUnit.SALU, s_reads.any(),
+                                                      s_vccz & (fcode[1:] == VCC >> 1))))
         with m.If(e2.valid):
             for i in range(W):
                 with m.If(e2.sel[i]):
-                    m.d.sync += [b_chain[i].eq(e2.may & ~e2_clash),
+                    m.d.sync += [b_chain[i].eq(Mux(e2.smay, ~e2_sclash,
+                                                   e2.may & ~e2_clash)),
                                  b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
                                  b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
         with m.If(e.valid):
@@ -640,9 +668,13 @@ class PipelinedComputeUnit(wiring.Component):
             # ``b_chain``; when it reads that one's VGPR result (``b_after``) or takes its lane
             # mask as a carry-in or select mask (``b_cin``), once that one's last operation is
             # in the lanes (the vector unit runs them in order, and holds it until that one's
-            # last write, which it would reach about then anyway)
-            follows = ((w_flight[i] == 1) & w_chain[i] & b_chain[i]
-                       & (~(b_after[i] | b_cin[i]) | (w_unwoke[i] == 0)))
+            # last write, which it would reach about then anyway). A scalar instruction that
+            # may (``b_chain``) follows one or two of them: it retires after them (retire takes
+            # a scalar unit's instruction only when it is its wave's last in flight)
+            follows = (w_chain[i] & b_chain[i] & (w_flight[i] != 0) &
+                       Mux(b_kind[i].fast,
+                           (w_flight[i] == 1) & (~(b_after[i] | b_cin[i]) |
+                                                 (w_unwoke[i] == 0)), 1))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
@@ -699,12 +731,12 @@ class PipelinedComputeUnit(wiring.Component):
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
-                                       "after": 1, "cin_after": 1}))
+                                       "next": 32, "after": 1, "cin_after": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
                          ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long),
-                         ("after", b_after))),
+                         ("next", b_next), ("after", b_after))),
                      # the mask from the vector unit only when following one in flight (else
                      # it is in the scalar register: that one has retired)
                      i1.cin_after.eq(onehot_mux(i0_sel, [b_cin[i] & (w_flight[i] != 0)
@@ -719,7 +751,8 @@ class PipelinedComputeUnit(wiring.Component):
 
         # stage 1: the SGPR file's reads, and the wave's state (the instruction's own: an
         # instruction in flight before it changes none of it, and one that retires as this one
-        # issues has written it by now)
+        # issues has written it by now; its PC is not the wave's, ``w_pc``, which is its
+        # oldest instruction's in flight: stage 2 works from the PC after it, ``next``)
         m01 = Signal(32)
         m.d.comb += m01.eq(w_m0[i1.slot])
         for p in range(3):
@@ -727,12 +760,12 @@ class PipelinedComputeUnit(wiring.Component):
             if p == 0:
                 reg = Mux(i1.rel, i1.port[0] + m01[:7], reg)
             m.d.comb += [sgprs.read[p].slot.eq(i1.slot), sgprs.read[p].reg.eq(reg)]
-        wave_state = {"pc": 32, "m0": 32, "m0_big": 1, "exec": 64, "scc": 1, "mode": 10,
+        wave_state = {"m0": 32, "m0_big": 1, "exec": 64, "scc": 1, "mode": 10,
                       "lds": range(max(cfg.lds_bytes, 1))}
         i2 = Signal(data.StructLayout({**i1.shape().members, **wave_state,
                                        "limits": _M0_LIMITS}))
         m.d.sync += [*(getattr(i2, f).eq(getattr(i1, f)) for f in i1.shape().members),
-                     i2.pc.eq(w_pc[i1.slot]), i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
+                     i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
                      i2.exec.eq(w_exec[i1.slot]), i2.scc.eq(w_scc[i1.slot]),
                      i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(w_lds[i1.slot]),
                      i2.limits.eq(self._m0_limits(i1, vgprs=NV))]
@@ -1152,13 +1185,19 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- retire: a completion picked (stage R0), its effects (R1) ---------------------------
         r0 = Signal(retire_layout)
+        # a scalar ALU instruction or a control operation may have followed its wave's fast
+        # vector instructions in flight (nothing follows it): it is taken once it is its wave's
+        # last in flight, so that the wave retires in order (the fast vector unit's never
+        # wait, so neither queue waits for ever)
+        last = Signal(W)
+        m.d.comb += last.eq(Cat(f == 1 for f in w_flight))
         pick_valu = valu_dq.r_rdy
-        pick_salu = ~pick_valu & salu_q.r_rdy
+        pick_salu = ~pick_valu & salu_q.r_rdy & last.bit_select(salu_out.slot, 1)
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
         pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
         pick_lds = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & lds_ready
         before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
-        pick_spec = before_spec & spec_q.r_rdy
+        pick_spec = before_spec & spec_q.r_rdy & last.bit_select(spec_out.slot, 1)
         pick_smem = before_spec & ~pick_spec & sm_done
         retiring = Signal()
         m.d.comb += retiring.eq(pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
@@ -1253,8 +1292,6 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(retire_now):
             m.d.sync += [cnt.instructions.eq(cnt.instructions + 1),
                          self.commit.eq(1)]
-            with m.If(~w_fpc_ok[rs] & ~w_fetching[rs] & ~w_buf[rs]):
-                m.d.sync += w_fpc_ok[rs].eq(1)
             with m.If(rec.end):
                 m.d.sync += w_live[rs].eq(0)
                 m.d.comb += [g_live_w.eq(1), g_live_new.eq(g_live_down[grp]),
@@ -1310,20 +1347,26 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_unwoke[i].eq(w_unwoke[i] + fed - woke)
             with m.If(inc):
                 vd = b_ops[i].vdst[:8]
+                other = w_fsw[i] & (b_ops[i].mask_dst[1:7] != w_fcode[i][1:])
                 m.d.sync += [w_chain[i].eq(lets & (alone | w_chain[i])),
                              w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),
+                             w_fmix[i].eq(~alone & (w_fmix[i] | (masks & other))),
                              w_vw[i].eq(~b_ctl[i].vopc), w_vwide[i].eq(b_ctl[i].dst_dw == 2),
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):
                     m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])
-        # after a jump (nothing fetched meanwhile) the next fetch is from its target (each
-        # slot's enable from its own bits, not from the retiring slot's selected: a start and
-        # a retirement are never in the same cycle)
+        # after a jump (nothing fetched meanwhile) the next fetch is from its target, when the
+        # jump retires: the wave's last instruction in flight (each slot's enable from its own
+        # bits, not from the retiring slot's selected: a start and a retirement are never in
+        # the same cycle)
         for i in range(W):
             starts = launching & (lw.slot == i)
-            jumps = retire_now & (rs == i) & ~w_fpc_ok[i] & ~w_fetching[i] & ~w_buf[i]
+            jumps = (retire_now & (rs == i) & last[i] & ~w_fpc_ok[i] & ~w_fetching[i] &
+                     ~w_buf[i])
             with m.If(starts | jumps):
                 m.d.sync += w_fpc[i].eq(Mux(launching, 0, next_pc))
+            with m.If(jumps):
+                m.d.sync += w_fpc_ok[i].eq(1)
         gs = Mux(launching, lw.group, grp)
         with m.If((launching & lw.first) | g_live_w):
             m.d.sync += g_live[gs].eq(Mux(launching, lw.waves, g_live_new))
@@ -1415,13 +1458,13 @@ class PipelinedComputeUnit(wiring.Component):
     @staticmethod
     def _action(m, i2, *, dispatch, vgprs, has_lds, atomics):
         """What stage 3 does with stage 2's instruction (:data:`_ACTION`), worked out in
-        stage 2 from its control word, its operand codes and the wave's PC and M0 (registered
-        in stage 1): a trap and its cause, or the queue it goes to; the vector moves' registers
-        with M0 added; a branch's target; s_getpc's PC; s_movreld's register; the LDS
-        limit. A register number plus M0 is added on M0's low byte only: with M0 at 256 or
-        more (``m0_big``) it is past any register file."""
+        stage 2 from its control word, its operand codes, the PC after it and the wave's M0
+        (registered in stage 1): a trap and its cause, or the queue it goes to; the vector
+        moves' registers with M0 added; a branch's target; s_getpc's PC; s_movreld's
+        register; the LDS limit. A register number plus M0 is added on M0's low byte only:
+        with M0 at 256 or more (``m0_big``) it is past any register file."""
         act = Signal(_ACTION)
-        ctl, ops, pc, m0 = i2.ctl, i2.ops, i2.pc, i2.m0
+        ctl, ops, m0 = i2.ctl, i2.ops, i2.m0
         simm16 = i2.inst[0:16]
 
         def trap(cause):
@@ -1447,8 +1490,9 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += index.eq(Mux(ctl.spec == Spec.MOVRELS, ops.src[0][:7], ops.sdst[:7]) +
                              m0[:8])
         m.d.comb += [act.v_src0.eq(v_src0), act.v_dst.eq(v_dst), act.s_index.eq(index),
-                     act.target.eq(pc + 4 + (simm16.as_signed() << 2)),
-                     act.pc_abs.eq(pc + 4 + dispatch.code_address),
+                     # (branches and s_getpc/s_swappc are 4 bytes long: PC + 4 is ``next``)
+                     act.target.eq(i2.next + (simm16.as_signed() << 2)),
+                     act.pc_abs.eq(i2.next + dispatch.code_address),
                      act.lds_limit.eq(Mux(m0 < dispatch.lds_bytes, m0, dispatch.lds_bytes))]
         with m.If(~ctl.legal):
             m.d.comb += trap(TrapCause.ILLEGAL)

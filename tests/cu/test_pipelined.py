@@ -235,6 +235,76 @@ def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
     assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
 
 
+#: scalar instructions right after fast vector ones, issued while those are in flight: a
+#: scalar ALU instruction reading none of their lane masks, one reading VCC as they write it
+#: (it waits), one reading the first of two pairs written (s[10:11], then VCC: it waits
+#: too), one writing the pair they write (s[6:7]: the scalar result is the last), EXEC
+#: written by s_and_saveexec after them, a VCCZ branch (waits), a taken SCC branch and a
+#: not-taken one, s_waitcnt for a load, a barrier and s_endpgm, each right after a vector
+#: instruction
+FOLLOW_PROGRAM = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_mov_b32 s7, 0xf000
+    s_mov_b32 s6, 0
+    s_mov_b64 s[10:11], 0
+    s_mov_b32 s16, 3
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v1, 2, v0
+    v_add_i32 v2, vcc, v0, v0
+    s_add_u32 s16, s16, 5
+    v_cmp_gt_u32 vcc, 40, v0
+    s_and_b64 s[2:3], vcc, exec
+    v_cmp_lt_u32_e64 s[10:11], 20, v0
+    v_add_i32 v3, vcc, -30, v0
+    s_mov_b64 s[12:13], s[10:11]
+    v_cmp_gt_u32_e64 s[6:7], 50, v0
+    s_mov_b64 s[6:7], exec
+    s_mov_b32 s7, 0xf000
+    s_mov_b32 s6, 0
+    buffer_load_dword v4, v1, s[4:7], 0 offen
+    v_xor_b32 v5, 9, v0
+    s_waitcnt vmcnt(0)
+    v_add_i32 v6, vcc, v4, v5
+    v_cmp_gt_u32 vcc, 16, v0
+    s_and_saveexec_b64 s[14:15], vcc
+    v_add_i32 v7, vcc, 1, v0
+    s_mov_b64 exec, s[14:15]
+    v_cmp_gt_u32 vcc, 70, v0
+    s_cbranch_vccz .Lskip
+    v_mov_b32 v8, 11
+.Lskip:
+    s_cmp_eq_u32 s16, 8
+    v_add_i32 v9, vcc, v0, v6
+    s_cbranch_scc1 .Ltaken
+    v_mov_b32 v10, 12
+.Ltaken:
+    v_add_i32 v11, vcc, v9, v0
+    s_cbranch_scc0 .Ltaken
+    v_add_i32 v12, vcc, 2, v11
+    s_barrier
+    v_sub_i32 v13, vcc, v12, v0
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes, waves", [(16, 1), (8, 2),
+                                           pytest.param(4, 3, marks=pytest.mark.slow)])
+def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes, waves):
+    """A scalar ALU instruction or a control operation issues while its wave's fast vector
+    instructions are in flight unless it reads a lane mask they write (or they write two
+    pairs); it retires after them. Traces (each record's words too) equal the golden
+    model's; the wave's next instruction after a branch is the branch's."""
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), FOLLOW_PROGRAM,
+                     np.arange(64 * waves, dtype=np.uint32) * 3, global_size=64 * waves,
+                     local_size=64 * waves, latency=(1, 5), seed=lanes)
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records)
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
+    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
+
+
 #: FP32, slow integer operations, VOP3 modifiers and lane reads: the slow vector unit
 SLOW_PROGRAM = """
     s_load_dwordx2 s[4:5], s[0:1], 0x0
