@@ -46,6 +46,7 @@ from ..isa.table import TABLE
 from .core import MemRequest, TrapCause, unit_members
 from .dsp import check_style
 from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
+from .done_slots import DoneSlots
 from .fast_alu import FastControl, FastDecode, fast_control
 from .grid import GridWalker
 from .launcher import WaveLauncher
@@ -149,12 +150,14 @@ def _retire_layout(slots: int) -> data.StructLayout:
     instruction's PC is the wave's (``w_pc``: its oldest in flight), its words and
     fall-through PC are the wave's too (its last issued, the one in flight) but for the fast
     vector unit's (two may be in flight: ``step``, the next PC is the PC plus 4 or 8 bytes,
-    ``long``; the words are carried for the trace): ``next_pc`` is a jump's target (``jump``),
-    an offset from the code's address, or an address (``jump_abs``: s_setpc's, s_swappc's;
-    retire subtracts the code's address, off the SGPR file's read path)."""
+    ``long``; the words are carried for the trace) and the buffer unit's (a scalar instruction
+    may follow one: ``own``, the same steps without the fast vector unit's trace data):
+    ``next_pc`` is a jump's target (``jump``), an offset from the code's address, or an
+    address (``jump_abs``: s_setpc's, s_swappc's; retire subtracts the code's address, off the
+    SGPR file's read path)."""
     return data.StructLayout({
         "slot": range(slots), "jump": 1, "jump_abs": 1, "next_pc": 32, "end": 1, "barrier": 1,
-        "step": 1, "long": 1,
+        "step": 1, "long": 1, "own": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1,
         # s_setreg: the MODE bits it writes (``mode``), from ``sw_data`` shifted left by
@@ -278,7 +281,12 @@ class PipelinedComputeUnit(wiring.Component):
         # (``w_vwide``): which VGPRs the next must not read, ``w_vd - 1`` for a 64-bit
         # source's; decode compares)
         w_flight, w_chain = warr("w_flight", range(4)), warr("w_chain", 1)
+        # the one in flight is a buffer instruction alone, which a scalar one may follow (not
+        # s_endpgm: its wait for the wave's loads counts that one only from its stage 3)
+        w_slet = warr("w_slet", 1)
         w_fsw, w_fcode, w_fmix = warr("w_fsw", 1), warr("w_fcode", 7), warr("w_fmix", 1)
+        last = Signal(W)         # the wave has one instruction in flight
+        m.d.comb += last.eq(Cat(f == 1 for f in w_flight))
         w_lmask = warr("w_lmask", 1)        # the last issued writes a lane mask (``w_fcode``)
         w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
         w_vd, w_vd1, w_vdm1 = warr("w_vd", 8), warr("w_vd1", 8), warr("w_vdm1", 8)
@@ -334,20 +342,25 @@ class PipelinedComputeUnit(wiring.Component):
         trap_cause = Signal(4)
         trap_slot = Signal(range(W))
         # the trap is at the wave's instruction (its PC and, in flight, its words are the
-        # wave's: w_pc, w_inst), read once, in the cycle after, for every cause
+        # wave's: w_pc, w_inst), read once, in the cycle after, for every cause; but a buffer
+        # instruction's words, which its tag carries (``trap_own``: a scalar instruction may
+        # have followed it, so the wave's last issued may be that one)
         trap_has_pc = Signal()
         trap_has_inst = Signal()
+        trap_own, trap_words = Signal(), Signal(64)
         t_pending = Signal()
         t_slot = Signal(range(W))
         t_has_pc, t_has_inst = Signal(), Signal()
+        t_own, t_words = Signal(), Signal(64)
         m.d.sync += t_pending.eq(0)
         with m.If(trap_now & ~stopping):
             m.d.sync += [stopping.eq(1), trap.cause.eq(trap_cause), trap.slot.eq(trap_slot),
                          t_pending.eq(1), t_slot.eq(trap_slot), t_has_pc.eq(trap_has_pc),
-                         t_has_inst.eq(trap_has_inst)]
+                         t_has_inst.eq(trap_has_inst), t_own.eq(trap_own),
+                         t_words.eq(trap_words)]
         with m.If(t_pending):
             m.d.sync += [trap.pc.eq(Mux(t_has_pc, w_pc[t_slot], 0)),
-                         trap.inst.eq(Mux(t_has_inst, w_inst[t_slot], 0))]
+                         trap.inst.eq(Mux(t_has_inst, Mux(t_own, t_words, w_inst[t_slot]), 0))]
 
         live_any = Signal()
         m.d.comb += live_any.eq(Cat(w_live).any())
@@ -671,10 +684,11 @@ class PipelinedComputeUnit(wiring.Component):
             # last write, which it would reach about then anyway). A scalar instruction that
             # may (``b_chain``) follows one or two of them: it retires after them (retire takes
             # a scalar unit's instruction only when it is its wave's last in flight)
-            follows = (w_chain[i] & b_chain[i] & (w_flight[i] != 0) &
+            follows = (b_chain[i] & (w_flight[i] != 0) &
                        Mux(b_kind[i].fast,
-                           (w_flight[i] == 1) & (~(b_after[i] | b_cin[i]) |
-                                                 (w_unwoke[i] == 0)), 1))
+                           w_chain[i] & (w_flight[i] == 1) & (~(b_after[i] | b_cin[i]) |
+                                                              (w_unwoke[i] == 0)),
+                           w_chain[i] | (w_slet[i] & ~b_kind[i].end)))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
@@ -731,7 +745,7 @@ class PipelinedComputeUnit(wiring.Component):
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
-                                       "next": 32, "after": 1, "cin_after": 1}))
+                                       "next": 32, "after": 1, "cin_after": 1, "fol": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
@@ -740,7 +754,9 @@ class PipelinedComputeUnit(wiring.Component):
                      # the mask from the vector unit only when following one in flight (else
                      # it is in the scalar register: that one has retired)
                      i1.cin_after.eq(onehot_mux(i0_sel, [b_cin[i] & (w_flight[i] != 0)
-                                                         for i in range(W)]))]
+                                                         for i in range(W)])),
+                     # (issued while its wave had instructions in flight)
+                     i1.fol.eq((i0_sel & Cat(f != 0 for f in w_flight)).any())]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
                 m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
@@ -844,11 +860,28 @@ class PipelinedComputeUnit(wiring.Component):
                                                  else src)
             return q, w_rec, r_rec
 
+        def per_slot(name, keep):
+            """A scalar unit's completions on their way to retirement, one per wave slot
+            (:class:`~.done_slots.DoneSlots`: a wave has one scalar instruction in flight, and
+            one that followed its wave's others waits for them without holding the other
+            waves'): the block, the record written (of the fields ``keep``, and its slot) and
+            the record offered."""
+            part = data.StructLayout({f: retire_layout.members[f] for f in keep})
+            slots = cleared(name, DoneSlots(slots=W, layout=part))
+            w_rec = Signal(retire_layout, name=f"{name}_w")
+            r_rec = Signal(retire_layout, name=f"{name}_r")
+            m.d.comb += [slots.w_slot.eq(w_rec.slot), slots.last.eq(last),
+                         *(getattr(slots.w_data, f).eq(getattr(w_rec, f)) for f in keep),
+                         r_rec.slot.eq(slots.slot),
+                         *(getattr(r_rec, f).eq(getattr(slots.data, f)) for f in keep)]
+            return slots, w_rec, r_rec
+
         # completions that retire with no further work (control operations)
-        spec_q, spec_rec, spec_out = narrow(
-            "spec_queue", retire_layout,
-            ("slot", "jump", "jump_abs", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide",
-             "sw_data", "mode_w", "mode", "mode_shift", "hold", "hold_n"), W + 1)
+        spec_q, spec_rec, spec_out = per_slot(
+            "spec_done",
+            ("jump", "jump_abs", "next_pc", "end", "barrier", "sw", "sw_code", "sw_wide",
+             "sw_data", "mode_w", "mode", "mode_shift", "hold", "hold_n"))
+        m.d.comb += spec_q.w_fol.eq(i3.fol)
         base_rec = [spec_rec.slot.eq(s3)]
 
         # SALU: control word and operands into the ALU's input registers
@@ -858,11 +891,12 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.sync += [salu.control.eq(sdec.control), salu.a.eq(sv[0]),
                      salu.b.eq(Mux(fmt3 == FORMAT_TAG[Format.SOPK], simm16, sv[1])),
                      salu.scc_in.eq(scc3), salu.exec_in.eq(exec3)]
-        salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5})
+        salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5,
+                                             "fol": 1})
         salu_tags, salu_tag_in, salu_tag = narrow("salu_tags", salu_tag_layout,
                                                   salu_tag_layout.members, W + 1)
         m.d.comb += [salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
-                     salu_tag_in.dst_dw.eq(ctl.dst_dw)]
+                     salu_tag_in.dst_dw.eq(ctl.dst_dw), salu_tag_in.fol.eq(i3.fol)]
 
         # VALU: the instruction into the vector unit's queue
         m.d.comb += fdec.op.eq(ctl.op)
@@ -966,8 +1000,10 @@ class PipelinedComputeUnit(wiring.Component):
                        for f in ("offen", "idxen", "addr64", "offset", "vaddr", "vdata", "glc")),
                      b_issue.vsharp.eq(Cat(sgprs.data[0], sgprs.data[1])),
                      b_issue.soffset.eq(soffset), b_issue.exec.eq(exec3)]
-        # (the trace's: a load's registers, whose values follow on ``load_trace``)
-        buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1})
+        # (the trace's: a load's registers, whose values follow on ``load_trace``; and its
+        # words, for a trap)
+        buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1,
+                                            "words": 64})
         buf_tags, buf_tag_in, buf_tag = narrow("buf_tags", buf_tag_layout,
                                                buf_tag_layout.members, W + 1)
         # (a buffer atomic with glc returns the old value, as a load does)
@@ -975,7 +1011,7 @@ class PipelinedComputeUnit(wiring.Component):
                                                field(Format.MUBUF, "glc", i3.inst))
         m.d.comb += [buf_tag_in.v_reg.eq(field(Format.MUBUF, "vdata", i3.inst)),
                      buf_tag_in.v_count.eq(Mux(buf_load, ctl.dwords, 0)),
-                     buf_tag_in.v_late.eq(buf_load)]
+                     buf_tag_in.v_late.eq(buf_load), buf_tag_in.words.eq(i3.inst)]
         # a wave's buffer instructions not landed yet
         for i in range(W):
             up = buf_issued & (s3 == i)
@@ -1067,9 +1103,10 @@ class PipelinedComputeUnit(wiring.Component):
         # --- SALU results ------------------------------------------------------------------
         salu_valid = Signal(SALU_LATENCY)
         m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
-        salu_q, salu_rec, salu_out = completions(
-            "salu_queue", salu_tags, salu_valid[-1],
-            ("slot", "sw", "sw_code", "sw_wide", "sw_data", "exec_w", "exec", "scc_w", "scc"))
+        salu_q, salu_rec, salu_out = per_slot(
+            "salu_done", ("sw", "sw_code", "sw_wide", "sw_data", "exec_w", "exec", "scc_w", "scc"))
+        m.d.comb += [salu_q.w_en.eq(salu_valid[-1]), salu_tags.r_en.eq(salu_valid[-1]),
+                     salu_q.w_fol.eq(salu_tag.fol)]
         # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
         salu_d = salu.write_d & ~(salu.write_exec & (salu_tag.sdst == _EXEC_LO))
         m.d.comb += [salu_rec.slot.eq(salu_tag.slot),
@@ -1117,16 +1154,20 @@ class PipelinedComputeUnit(wiring.Component):
             lds_ready, lds_out = Const(0), Signal(retire_layout)
 
         # --- BUF: an instruction retires when its requests are queued -------------------
+        # (a scalar instruction may have followed it: its next PC is its own, 8 bytes on, and
+        # the trace takes its words from the record)
         buf_dq, buf_rec, buf_out = completions("buf_done_queue", buf_tags, lsu.sent.valid,
-                                               ("slot", "v_reg", "v_count", "v_late"))
+                                               ("slot", "v_reg", "v_count", "v_late", "t_inst"),
+                                               derive={"own": 1, "long": 1})
         # a load's record names its registers; their values follow on ``load_trace``
         m.d.comb += [buf_rec.slot.eq(lsu.sent.payload.slot), buf_rec.v_reg.eq(buf_tag.v_reg),
-                     buf_rec.v_count.eq(buf_tag.v_count), buf_rec.v_late.eq(buf_tag.v_late)]
+                     buf_rec.v_count.eq(buf_tag.v_count), buf_rec.v_late.eq(buf_tag.v_late),
+                     buf_rec.t_inst.eq(buf_tag.words)]
         with m.If(lsu.trap.valid & ~stopping):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
                          trap_slot.eq(lsu.trap.payload.slot),
                          trap_has_pc.eq(1),
-                         trap_has_inst.eq(1)]
+                         trap_has_inst.eq(1), trap_own.eq(1), trap_words.eq(buf_tag.words)]
 
         # --- SMEM: dword requests, answers into the SGPR file -----------------------------
         sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
@@ -1163,7 +1204,8 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(sm_q.valid & sm_q.far & ~loading):
             with m.If(~stopping):
                 m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
-                             trap_slot.eq(sm.slot), trap_has_pc.eq(1), trap_has_inst.eq(1)]
+                             trap_slot.eq(sm.slot), trap_has_pc.eq(1), trap_has_inst.eq(1),
+                             trap_own.eq(0)]
             m.d.sync += [sm.issuing.eq(0), sm.writing.eq(0), smem_busy.eq(0),
                          sm_q.valid.eq(0)]
         sm_rsp_valid = self._memory_port(m, req, rsp, loading, sm_req, lsu, clear)
@@ -1185,19 +1227,17 @@ class PipelinedComputeUnit(wiring.Component):
 
         # --- retire: a completion picked (stage R0), its effects (R1) ---------------------------
         r0 = Signal(retire_layout)
-        # a scalar ALU instruction or a control operation may have followed its wave's fast
-        # vector instructions in flight (nothing follows it): it is taken once it is its wave's
-        # last in flight, so that the wave retires in order (the fast vector unit's never
-        # wait, so neither queue waits for ever)
-        last = Signal(W)
-        m.d.comb += last.eq(Cat(f == 1 for f in w_flight))
+        # a scalar ALU instruction or a control operation may have followed its wave's
+        # instructions in flight (``fol``; nothing follows it): its completion is offered once
+        # it is its wave's last in flight (``per_slot``), so that the wave retires in order
+        # (the fast vector and buffer units' queues never wait, so nothing waits for ever)
         pick_valu = valu_dq.r_rdy
-        pick_salu = ~pick_valu & salu_q.r_rdy & last.bit_select(salu_out.slot, 1)
+        pick_salu = ~pick_valu & salu_q.valid
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
         pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
         pick_lds = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & lds_ready
         before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
-        pick_spec = before_spec & spec_q.r_rdy & last.bit_select(spec_out.slot, 1)
+        pick_spec = before_spec & spec_q.valid
         pick_smem = before_spec & ~pick_spec & sm_done
         retiring = Signal()
         m.d.comb += retiring.eq(pick_valu | pick_salu | pick_buf | pick_slow | pick_lds |
@@ -1211,9 +1251,9 @@ class PipelinedComputeUnit(wiring.Component):
             r0_any = r0_any | Mux(pick, Value.cast(out), 0)
             r0_grp = r0_grp | Mux(pick, w_grp[out.slot], 0)
         m.d.comb += r0.eq(r0_any)
-        m.d.comb += [valu_dq.r_en.eq(pick_valu & retiring), salu_q.r_en.eq(pick_salu & retiring),
+        m.d.comb += [valu_dq.r_en.eq(pick_valu & retiring), salu_q.take.eq(pick_salu & retiring),
                      buf_dq.r_en.eq(pick_buf & retiring), slow_dq.r_en.eq(pick_slow & retiring),
-                     spec_q.r_en.eq(pick_spec & retiring)]
+                     spec_q.take.eq(pick_spec & retiring)]
         if has_lds:
             m.d.comb += lds_dq.r_en.eq(pick_lds & retiring)
         with m.If(pick_smem & retiring):
@@ -1250,7 +1290,8 @@ class PipelinedComputeUnit(wiring.Component):
         next_pc = Signal(32)
         m.d.comb += next_pc.eq(Mux(rec.jump,
                                    rec.next_pc - Mux(rec.jump_abs, d.code_address, 0),
-                                   Mux(rec.step, w_pc[rs] + Mux(rec.long, 8, 4), w_next[rs])))
+                                   Mux(rec.step | rec.own, w_pc[rs] + Mux(rec.long, 8, 4),
+                                       w_next[rs])))
         sg_w = sgprs.write
         retire_sw = Signal()
         m.d.comb += retire_sw.eq(retire_now & to_file)
@@ -1349,6 +1390,7 @@ class PipelinedComputeUnit(wiring.Component):
                 vd = b_ops[i].vdst[:8]
                 other = w_fsw[i] & (b_ops[i].mask_dst[1:7] != w_fcode[i][1:])
                 m.d.sync += [w_chain[i].eq(lets & (alone | w_chain[i])),
+                             w_slet[i].eq(b_kind[i].buf & alone),
                              w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),
                              w_fmix[i].eq(~alone & (w_fmix[i] | (masks & other))),
                              w_vw[i].eq(~b_ctl[i].vopc), w_vwide[i].eq(b_ctl[i].dst_dw == 2),
@@ -1653,7 +1695,7 @@ class PipelinedComputeUnit(wiring.Component):
                             m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
             m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs]),
-                         tr.inst.eq(Mux(rec.step, rec.t_inst, w_inst[rs])),
+                         tr.inst.eq(Mux(rec.step | rec.own, rec.t_inst, w_inst[rs])),
                          tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
                          tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
                          tr.m0.eq(m0_after), tr.wave.eq(w_wave[rs]),

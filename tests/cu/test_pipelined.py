@@ -241,11 +241,11 @@ def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
 #: too), one writing the pair they write (s[6:7]: the scalar result is the last), EXEC
 #: written by s_and_saveexec after them, a VCCZ branch (waits), a taken SCC branch and a
 #: not-taken one, s_waitcnt for a load, a barrier and s_endpgm, each right after a vector
-#: instruction
+#: instruction; and scalar instructions right after a buffer load and a buffer store
 FOLLOW_PROGRAM = """
     s_load_dwordx2 s[4:5], s[0:1], 0x0
     s_mov_b32 s7, 0xf000
-    s_mov_b32 s6, 0
+    s_mov_b32 s6, -1
     s_mov_b64 s[10:11], 0
     s_mov_b32 s16, 3
     s_waitcnt lgkmcnt(0)
@@ -260,11 +260,16 @@ FOLLOW_PROGRAM = """
     v_cmp_gt_u32_e64 s[6:7], 50, v0
     s_mov_b64 s[6:7], exec
     s_mov_b32 s7, 0xf000
-    s_mov_b32 s6, 0
+    s_mov_b32 s6, -1
     buffer_load_dword v4, v1, s[4:7], 0 offen
+    s_add_u32 s17, s16, 1
     v_xor_b32 v5, 9, v0
     s_waitcnt vmcnt(0)
     v_add_i32 v6, vcc, v4, v5
+    buffer_store_dword v6, v1, s[4:7], 0 offen
+    s_mov_b32 s18, s17
+    buffer_load_dword v22, v1, s[4:7], 0 offen
+    s_waitcnt vmcnt(0)
     v_cmp_gt_u32 vcc, 16, v0
     s_and_saveexec_b64 s[14:15], vcc
     v_add_i32 v7, vcc, 1, v0
@@ -292,8 +297,9 @@ FOLLOW_PROGRAM = """
 def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes, waves):
     """A scalar ALU instruction or a control operation issues while its wave's fast vector
     instructions are in flight unless it reads a lane mask they write (or they write two
-    pairs); it retires after them. Traces (each record's words too) equal the golden
-    model's; the wave's next instruction after a branch is the branch's."""
+    pairs), or while a buffer instruction alone is; it retires after them. Traces (each
+    record's words too) and memory equal the golden model's; the wave's next instruction
+    after a branch is the branch's."""
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), FOLLOW_PROGRAM,
                      np.arange(64 * waves, dtype=np.uint32) * 3, global_size=64 * waves,
                      local_size=64 * waves, latency=(1, 5), seed=lanes)
@@ -303,6 +309,7 @@ def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes,
     assert not problems, "\n".join(map(str, problems))
     emu, rtl = per_wave(run.emu_records), per_wave(run.records)
     assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
+    assert np.array_equal(run.memory[0], run.emu_memory[0])
 
 
 #: FP32, slow integer operations, VOP3 modifiers and lane reads: the slow vector unit
