@@ -57,8 +57,9 @@ from .onehot import onehot_index, onehot_mux
 from .operands import (OPERANDS, SCALAR_SOURCE, field, operand_codes, operand_fields,
                        scalar_pick, scalar_source, vop3_modifier_bits)
 from .plan import BuildPlan
+from .salu import SALU_ALU_OPS
 from .scalar_alu import LATENCY as SALU_LATENCY
-from .scalar_alu import PipelinedScalarAlu, ScalarDecode
+from .scalar_alu import PipelinedScalarAlu, ScalarDecode, scalar_control
 from .sgpr_file import VCC, SgprFile
 from .slow_unit import SlowVectorUnit
 from .vector_unit import VectorUnit
@@ -106,6 +107,10 @@ _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCC
 #: the control operations that may follow their wave's fast vector instructions in flight
 #: (with every scalar ALU instruction): none traps in stage 3, and their effects are taken at
 #: retirement, which keeps the wave's order
+#: the scalar ALU operations that write EXEC (the saveexec forms): no vector instruction
+#: follows them in flight (it reads EXEC as it issues)
+_EXEC_WRITERS = tuple(control(TABLE.by_mnemonic(n))["op"] for n in SALU_ALU_OPS
+                      if scalar_control(n).get("write_exec"))
 _FOLLOWERS = (Spec.NOP, Spec.ENDPGM, Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ,
               Spec.CBR_VCCNZ, Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.BARRIER, Spec.WAITCNT)
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
@@ -151,13 +156,15 @@ def _retire_layout(slots: int) -> data.StructLayout:
     fall-through PC are the wave's too (its last issued, the one in flight) but for the fast
     vector unit's (two may be in flight: ``step``, the next PC is the PC plus 4 or 8 bytes,
     ``long``; the words are carried for the trace) and the buffer unit's (a scalar instruction
-    may follow one: ``own``, the same steps without the fast vector unit's trace data):
+    may follow one: ``own``, the same steps without the fast vector unit's trace data), and
+    the scalar ALU's (a fast vector instruction may follow one: ``own``; the fast vector
+    unit's record that did says ``fol``, and waits for it):
     ``next_pc`` is a jump's target (``jump``), an offset from the code's address, or an
     address (``jump_abs``: s_setpc's, s_swappc's; retire subtracts the code's address, off the
     SGPR file's read path)."""
     return data.StructLayout({
         "slot": range(slots), "jump": 1, "jump_abs": 1, "next_pc": 32, "end": 1, "barrier": 1,
-        "step": 1, "long": 1, "own": 1,
+        "step": 1, "long": 1, "own": 1, "fol": 1,
         "sw": 1, "sw_code": 8, "sw_wide": 1, "sw_data": 64,     # a scalar destination
         "exec_w": 1, "exec": 64, "scc_w": 1, "scc": 1,
         # s_setreg: the MODE bits it writes (``mode``), from ``sw_data`` shifted left by
@@ -286,6 +293,13 @@ class PipelinedComputeUnit(wiring.Component):
         w_slet = warr("w_slet", 1)
         w_fsw, w_fcode, w_fmix = warr("w_fsw", 1), warr("w_fcode", 7), warr("w_fmix", 1)
         last = Signal(W)         # the wave has one instruction in flight
+        # the last issued is a scalar ALU instruction that lets a fast vector one follow it
+        # when it is alone in flight (``w_vlet``: it does not write EXEC; the one left in
+        # flight is always the last issued, as a wave retires in order), its destination pair
+        # ``w_sdst`` if it writes one (``w_sdw``); a fast vector instruction followed it
+        # (``w_sold``: that one retires first)
+        w_vlet, w_sdw, w_sold = warr("w_vlet", 1), warr("w_sdw", 1), warr("w_sold", 1)
+        w_sdst = warr("w_sdst", 7)
         m.d.comb += last.eq(Cat(f == 1 for f in w_flight))
         w_lmask = warr("w_lmask", 1)        # the last issued writes a lane mask (``w_fcode``)
         w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
@@ -314,6 +328,9 @@ class PipelinedComputeUnit(wiring.Component):
         # may follow the wave's fast vector instructions in flight: a scalar ALU instruction
         # or a control operation of :data:`_FOLLOWERS` that reads no lane mask they write
         b_chain, b_after = warr("b_chain", 1), warr("b_after", 1)
+        # a fast vector instruction that may follow a scalar ALU instruction alone in flight:
+        # it reads no scalar register that one writes, nor SCC (compared in E2)
+        b_vfs = warr("b_vfs", 1)
         b_cin = warr("b_cin", 1)
         b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
@@ -542,7 +559,7 @@ class PipelinedComputeUnit(wiring.Component):
         e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
                                        "ops": OPERANDS, "may": 1, "smay": 1, "vd": 8,
                                        "vd1": 8, "vdm1": 8, "fcode": 7, "vw": 1, "vwide": 1,
-                                       "fsw": 1, "fmix": 1, "lm": 1}))
+                                       "fsw": 1, "fmix": 1, "lm": 1, "sdst": 7, "sdw": 1}))
         m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
                      e2.inst.eq(e.inst), e2.ctl.eq(e.ctl), e2.ops.eq(operand_codes(e_fields)),
                      # fast, cannot trap in stage 3
@@ -555,7 +572,7 @@ class PipelinedComputeUnit(wiring.Component):
                      *(getattr(e2, f).eq(arr[e.slot]) for f, arr in (
                          ("vd", w_vd), ("vd1", w_vd1), ("vdm1", w_vdm1), ("fcode", w_fcode),
                          ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw), ("fmix", w_fmix),
-                         ("lm", w_lmask)))]
+                         ("lm", w_lmask), ("sdst", w_sdst), ("sdw", w_sdw)))]
         # the SGPR file's reads: the scalar operands' registers, into the buffer a cycle after
         # the rest of the instruction (issue reads them two cycles after that at the earliest);
         # each candidate's address side by side, then the choice (VCCZ is the file's flag,
@@ -620,6 +637,15 @@ class PipelinedComputeUnit(wiring.Component):
                       for k in range(2))
         s_vccz = (ctl2.unit == XUnit.SPEC) & ((ctl2.spec == Spec.CBR_VCCZ) |
                                               (ctl2.spec == Spec.CBR_VCCNZ))
+        # a fast vector instruction after a scalar ALU one: its scalar sources and its
+        # carry/select mask against that one's destination pair, and SCC as a source
+        def names_s(code):
+            return Mux(code == _VCCZ, e2.sdst[1:] == VCC >> 1, code[1:7] == e2.sdst[1:])
+        v_sreads = Cat(*(scalar_z[k] & names_s(src2[k]) for k in range(3)),
+                       ctl2.cin & names_s(e2.ops.cin))
+        v_scc = Cat(ctl2.has_src[k] & (src2[k] == int(ScalarCode.SCC)) for k in range(3))
+        e2_vfs = Signal()
+        m.d.comb += e2_vfs.eq(e2.may & ~(e2.sdw & v_sreads.any()) & ~v_scc.any())
         e2_sclash = Signal()
         m.d.comb += e2_sclash.eq(e2.fmix | (fsw & Mux(ctl2.unit == XUnit.SALU, s_reads.any(),
                                                       s_vccz & (fcode[1:] == VCC >> 1))))
@@ -629,6 +655,7 @@ class PipelinedComputeUnit(wiring.Component):
                     m.d.sync += [b_chain[i].eq(Mux(e2.smay, ~e2_sclash,
                                                    e2.may & ~e2_clash)),
                                  b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
+                                 b_vfs[i].eq(e2_vfs),
                                  b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
         with m.If(e.valid):
             m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
@@ -636,6 +663,7 @@ class PipelinedComputeUnit(wiring.Component):
                          b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
                          b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
                          b_chain[e.slot].eq(0), b_after[e.slot].eq(1), b_cin[e.slot].eq(0),
+                         b_vfs[e.slot].eq(0),
                          b_range[e.slot].eq(0), w_buf[e.slot].eq(1), w_fetching[e.slot].eq(0)]
 
         # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
@@ -684,11 +712,16 @@ class PipelinedComputeUnit(wiring.Component):
             # last write, which it would reach about then anyway). A scalar instruction that
             # may (``b_chain``) follows one or two of them: it retires after them (retire takes
             # a scalar unit's instruction only when it is its wave's last in flight)
-            follows = (b_chain[i] & (w_flight[i] != 0) &
+            # A fast vector one (``b_vfs``) may follow a scalar ALU instruction alone in flight
+            # that lets it (``w_vlet``); retirement takes that one first.
+            follows = ((w_flight[i] != 0) &
                        Mux(b_kind[i].fast,
-                           w_chain[i] & (w_flight[i] == 1) & (~(b_after[i] | b_cin[i]) |
-                                                              (w_unwoke[i] == 0)),
-                           w_chain[i] | (w_slet[i] & ~b_kind[i].end)))
+                           (w_flight[i] == 1) &
+                           ((b_chain[i] & w_chain[i] & (~(b_after[i] | b_cin[i]) |
+                                                        (w_unwoke[i] == 0))) |
+                            (b_vfs[i] & w_vlet[i])),
+                           b_chain[i] & ~w_sold[i] &
+                           (w_chain[i] | (w_slet[i] & ~b_kind[i].end))))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
@@ -745,7 +778,8 @@ class PipelinedComputeUnit(wiring.Component):
         i1 = Signal(data.StructLayout({"valid": 1, "slot": range(W), "inst": 64,
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
-                                       "next": 32, "after": 1, "cin_after": 1, "fol": 1}))
+                                       "next": 32, "after": 1, "cin_after": 1, "fol": 1,
+                                       "vfol": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
@@ -756,7 +790,10 @@ class PipelinedComputeUnit(wiring.Component):
                      i1.cin_after.eq(onehot_mux(i0_sel, [b_cin[i] & (w_flight[i] != 0)
                                                          for i in range(W)])),
                      # (issued while its wave had instructions in flight)
-                     i1.fol.eq((i0_sel & Cat(f != 0 for f in w_flight)).any())]
+                     i1.fol.eq((i0_sel & Cat(f != 0 for f in w_flight)).any()),
+                     # (a fast vector instruction after a scalar ALU one in flight)
+                     i1.vfol.eq((i0_sel & Cat(w_vlet[i] & (w_flight[i] != 0)
+                                              for i in range(W))).any())]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
                 m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
@@ -866,6 +903,7 @@ class PipelinedComputeUnit(wiring.Component):
             one that followed its wave's others waits for them without holding the other
             waves'): the block, the record written (of the fields ``keep``, and its slot) and
             the record offered."""
+            keep = [f for f in keep if self._trace or f not in _TRACE_FIELDS]
             part = data.StructLayout({f: retire_layout.members[f] for f in keep})
             slots = cleared(name, DoneSlots(slots=W, layout=part))
             w_rec = Signal(retire_layout, name=f"{name}_w")
@@ -892,11 +930,12 @@ class PipelinedComputeUnit(wiring.Component):
                      salu.b.eq(Mux(fmt3 == FORMAT_TAG[Format.SOPK], simm16, sv[1])),
                      salu.scc_in.eq(scc3), salu.exec_in.eq(exec3)]
         salu_tag_layout = data.StructLayout({"slot": range(W), "sdst": 8, "dst_dw": 5,
-                                             "fol": 1})
+                                             "fol": 1, "long": 1, "t_inst": 64})
         salu_tags, salu_tag_in, salu_tag = narrow("salu_tags", salu_tag_layout,
                                                   salu_tag_layout.members, W + 1)
         m.d.comb += [salu_tag_in.slot.eq(s3), salu_tag_in.sdst.eq(ops.sdst),
-                     salu_tag_in.dst_dw.eq(ctl.dst_dw), salu_tag_in.fol.eq(i3.fol)]
+                     salu_tag_in.dst_dw.eq(ctl.dst_dw), salu_tag_in.fol.eq(i3.fol),
+                     salu_tag_in.long.eq(i3.long), salu_tag_in.t_inst.eq(i3.inst)]
 
         # VALU: the instruction into the vector unit's queue
         m.d.comb += fdec.op.eq(ctl.op)
@@ -923,12 +962,13 @@ class PipelinedComputeUnit(wiring.Component):
         # (the destination and the dword count for the trace: v_reg and v_count)
         # (two in flight per wave at most: the queues hold 2W)
         valu_tag_layout = data.StructLayout({
-            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "long": 1,
+            "slot": range(W), "mask_dst": 8, "flags": 1, "cmpx": 1, "long": 1, "vfol": 1,
             "v_reg": 8, "v_count": 2, "t_inst": 64})
         valu_tags, valu_tag_in, valu_tag = narrow("valu_tags", valu_tag_layout,
                                                   valu_tag_layout.members, 2 * W + 1)
         m.d.comb += [valu_tag_in.slot.eq(s3), valu_tag_in.mask_dst.eq(ops.mask_dst),
                      valu_tag_in.long.eq(i3.long), valu_tag_in.t_inst.eq(i3.inst),
+                     valu_tag_in.vfol.eq(i3.vfol),
                      valu_tag_in.flags.eq(ctl.vopc | ctl.vop3b), valu_tag_in.cmpx.eq(ctl.cmpx),
                      valu_tag_in.v_reg.eq(v_dst),
                      valu_tag_in.v_count.eq(Mux(ctl.vopc, 0, Mux(fdec.control.shift64, 2, 1)))]
@@ -1103,10 +1143,14 @@ class PipelinedComputeUnit(wiring.Component):
         # --- SALU results ------------------------------------------------------------------
         salu_valid = Signal(SALU_LATENCY)
         m.d.sync += salu_valid.eq(Cat(salu_in.valid, salu_valid[:-1]))
+        # (a fast vector instruction may have followed it: it steps the wave's PC itself,
+        # ``own``, and carries its words for the trace)
         salu_q, salu_rec, salu_out = per_slot(
-            "salu_done", ("sw", "sw_code", "sw_wide", "sw_data", "exec_w", "exec", "scc_w", "scc"))
+            "salu_done", ("sw", "sw_code", "sw_wide", "sw_data", "exec_w", "exec", "scc_w", "scc",
+                          "long", "t_inst"))
         m.d.comb += [salu_q.w_en.eq(salu_valid[-1]), salu_tags.r_en.eq(salu_valid[-1]),
-                     salu_q.w_fol.eq(salu_tag.fol)]
+                     salu_q.w_fol.eq(salu_tag.fol), salu_out.own.eq(1),
+                     salu_rec.long.eq(salu_tag.long), salu_rec.t_inst.eq(salu_tag.t_inst)]
         # s_*_saveexec_b64 exec, ...: the EXEC update wins over D = old EXEC
         salu_d = salu.write_d & ~(salu.write_exec & (salu_tag.sdst == _EXEC_LO))
         m.d.comb += [salu_rec.slot.eq(salu_tag.slot),
@@ -1118,10 +1162,13 @@ class PipelinedComputeUnit(wiring.Component):
         # --- VALU results: the lane mask (also EXEC's, for v_cmpx) ---------------------------
         valu_dq, valu_rec, valu_out = completions(
             "valu_done_queue", valu_tags, valu.done.valid,
-            ("slot", "sw", "sw_code", "sw_data", "exec_w", "long", "v_count", "v_reg",
+            ("slot", "sw", "sw_code", "sw_data", "exec_w", "long", "fol", "v_count", "v_reg",
              "t_inst"),
             derive={"sw_wide": 1, "exec": "sw_data", "step": 1}, depth=2 * W + 1)
+        # (one that followed a scalar ALU instruction waits for it only if that one has not
+        # retired as this one finishes: the usual case, as the scalar ALU is the quicker)
         m.d.comb += [valu_rec.slot.eq(valu_tag.slot), valu_rec.long.eq(valu_tag.long),
+                     valu_rec.fol.eq(valu_tag.vfol & Cat(w_sold).bit_select(valu_tag.slot, 1)),
                      valu_rec.t_inst.eq(valu_tag.t_inst),
                      valu_rec.sw.eq(valu_tag.flags), valu_rec.sw_code.eq(valu_tag.mask_dst),
                      valu_rec.sw_data.eq(valu.done.payload.flags),
@@ -1231,7 +1278,12 @@ class PipelinedComputeUnit(wiring.Component):
         # instructions in flight (``fol``; nothing follows it): its completion is offered once
         # it is its wave's last in flight (``per_slot``), so that the wave retires in order
         # (the fast vector and buffer units' queues never wait, so nothing waits for ever)
-        pick_valu = valu_dq.r_rdy
+        # a fast vector instruction that followed a scalar ALU one (``fol``) waits for that
+        # one; whether it still does is a register (0 in the cycle after the head moves)
+        valu_ok = Signal()
+        m.d.sync += valu_ok.eq(valu_dq.r_rdy & ~valu_dq.r_en &
+                               ~Cat(w_sold).bit_select(valu_out.slot, 1))
+        pick_valu = valu_dq.r_rdy & (~valu_out.fol | valu_ok)
         pick_salu = ~pick_valu & salu_q.valid
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
         pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
@@ -1386,14 +1438,28 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_unwoke[i].eq(0)
             with m.Elif(fed ^ woke):
                 m.d.sync += w_unwoke[i].eq(w_unwoke[i] + fed - woke)
+            # a fast vector instruction that followed a scalar ALU one: that one retires first
+            # (until then no scalar one follows; a fast one may follow it once it is alone)
+            after_s = w_vlet[i] & (w_flight[i] != 0)
+            with m.If((launching & (lw.slot == i)) | dec):
+                m.d.sync += w_sold[i].eq(0)
+            with m.Elif(inc):
+                m.d.sync += w_sold[i].eq(after_s)
             with m.If(inc):
                 vd = b_ops[i].vdst[:8]
                 other = w_fsw[i] & (b_ops[i].mask_dst[1:7] != w_fcode[i][1:])
-                m.d.sync += [w_chain[i].eq(lets & (alone | w_chain[i])),
+                salu_ = b_ctl[i].unit == XUnit.SALU
+                sdw = b_ctl[i].dst_dw != 0
+                writes_exec = (b_ctl[i].op.matches(*_EXEC_WRITERS) |
+                               (sdw & (b_ops[i].sdst[1:7] == _EXEC_LO >> 1)))
+                m.d.sync += [w_chain[i].eq(lets & (alone | after_s | w_chain[i])),
                              w_slet[i].eq(b_kind[i].buf & alone),
+                             w_vlet[i].eq(salu_ & ~writes_exec),
+                             w_sdst[i].eq(b_ops[i].sdst[:7]), w_sdw[i].eq(sdw),
                              w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),
                              w_fmix[i].eq(~alone & (w_fmix[i] | (masks & other))),
-                             w_vw[i].eq(~b_ctl[i].vopc), w_vwide[i].eq(b_ctl[i].dst_dw == 2),
+                             w_vw[i].eq(b_kind[i].fast & ~b_ctl[i].vopc),
+                             w_vwide[i].eq(b_ctl[i].dst_dw == 2),
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):
                     m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])

@@ -241,7 +241,11 @@ def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
 #: too), one writing the pair they write (s[6:7]: the scalar result is the last), EXEC
 #: written by s_and_saveexec after them, a VCCZ branch (waits), a taken SCC branch and a
 #: not-taken one, s_waitcnt for a load, a barrier and s_endpgm, each right after a vector
-#: instruction; and scalar instructions right after a buffer load and a buffer store
+#: instruction; scalar instructions right after a buffer load and a buffer store; and fast
+#: vector instructions right after scalar ALU ones: one reading none of its registers, one
+#: reading the SGPR it writes (waits), VCC as a carry-in as it writes it, SCC and VCCZ as
+#: sources (wait), after EXEC written (waits), each scalar one issued alone (after s_nop);
+#: and a scalar one after those two, reading the first's SGPR (waits for it)
 FOLLOW_PROGRAM = """
     s_load_dwordx2 s[4:5], s[0:1], 0x0
     s_mov_b32 s7, 0xf000
@@ -286,6 +290,43 @@ FOLLOW_PROGRAM = """
     v_add_i32 v11, vcc, v9, v0
     s_cbranch_scc0 .Ltaken
     v_add_i32 v12, vcc, 2, v11
+    s_nop 0
+    s_add_u32 s20, s16, 1
+    v_add_i32 v14, vcc, s20, v0
+    s_nop 0
+    s_mov_b32 s21, 5
+    v_add_i32 v15, vcc, 3, v0
+    s_nop 0
+    s_mov_b64 vcc, exec
+    v_addc_u32 v16, vcc, 0, v0, vcc
+    s_nop 0
+    s_cmp_gt_u32 s21, 9
+    v_mov_b32 v17, src_scc
+    s_nop 0
+    s_cmp_lt_u32 s21, 9
+    v_add_i32 v18, vcc, src_scc, v0
+    s_nop 0
+    s_mov_b64 vcc, exec
+    v_mov_b32 v19, src_vccz
+    s_nop 0
+    s_lshl_b32 s22, s21, 2
+    v_mul_lo_u32 v20, s22, v0
+    s_nop 0
+    v_cmp_gt_u32 vcc, 24, v0
+    s_nop 0
+    s_and_saveexec_b64 s[24:25], vcc
+    v_add_i32 v21, vcc, 7, v0
+    s_nop 0
+    s_mov_b64 exec, s[24:25]
+    v_add_i32 v23, vcc, 5, v21
+    s_nop 0
+    s_mov_b32 s26, 9
+    v_add_i32 v24, vcc, 1, v0
+    s_add_u32 s27, s26, 1
+    v_add_i32 v25, vcc, s27, v24
+    v_add_i32 v26, vcc, v25, v0
+    v_lshlrev_b32 v27, 1, v26
+    s_add_u32 s28, s27, 2
     s_barrier
     v_sub_i32 v13, vcc, v12, v0
     s_endpgm
