@@ -6,7 +6,7 @@ its wave's vector or buffer instructions were in flight (a *follower*): it must 
 them. In one FIFO shared by the waves, a follower at the head that waits for its wave would
 hold every other wave's completion behind it. :class:`DoneSlots` keeps a completion per slot
 instead (its record in LUT RAM, addressed by the slot; a bit per slot says it is there) and
-offers one whose wave may retire it: one that did not follow, or whose wave has nothing else
+offers one whose wave may retire it: one that did not follow, or whose wave has nothing older
 in flight (``last``).
 """
 
@@ -39,9 +39,8 @@ class DoneSlots(wiring.Component):
     w_data : In(layout)
     w_fol : In(1)
     last : In(slots)
-        Per slot: the wave's instruction here is its only one in flight (it is the last of
-        its wave's; it never goes from 1 to 0 while a completion waits here, since nothing
-        issues after a scalar instruction until it retires).
+        Per slot: the wave's instruction here has no older one in flight (it may go; this
+        never goes from 1 to 0 while a completion waits here: what is older only retires).
     valid : Out(1)
         A completion is offered (a register): slot ``slot``'s, ``data`` (read from the LUT
         RAM at ``slot``).

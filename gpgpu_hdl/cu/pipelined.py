@@ -288,11 +288,15 @@ class PipelinedComputeUnit(wiring.Component):
         # (``w_vwide``): which VGPRs the next must not read, ``w_vd - 1`` for a 64-bit
         # source's; decode compares)
         w_flight, w_chain = warr("w_flight", range(4)), warr("w_chain", 1)
-        # the one in flight is a buffer instruction alone, which a scalar one may follow (not
-        # s_endpgm: its wait for the wave's loads counts that one only from its stage 3)
+        # those in flight are buffer instructions (one, or a load or store after one), which a
+        # scalar one may follow (not s_endpgm: its wait for the wave's loads counts them only
+        # from their stage 3), and a load or store may follow one alone
         w_slet = warr("w_slet", 1)
         w_fsw, w_fcode, w_fmix = warr("w_fsw", 1), warr("w_fcode", 7), warr("w_fmix", 1)
         last = Signal(W)         # the wave has one instruction in flight
+        # its scalar instruction in flight has none older: it is the only one, or a fast
+        # vector one followed it (``w_sold``: it was alone then)
+        s_oldest = Signal(W)
         # the last issued is a scalar ALU instruction that lets a fast vector one follow it
         # when it is alone in flight (``w_vlet``: it does not write EXEC; the one left in
         # flight is always the last issued, as a wave retires in order), its destination pair
@@ -300,6 +304,7 @@ class PipelinedComputeUnit(wiring.Component):
         # (``w_sold``: that one retires first)
         w_vlet, w_sdw, w_sold = warr("w_vlet", 1), warr("w_sdw", 1), warr("w_sold", 1)
         w_sdst = warr("w_sdst", 7)
+        m.d.comb += s_oldest.eq(last | Cat(w_sold))
         m.d.comb += last.eq(Cat(f == 1 for f in w_flight))
         w_lmask = warr("w_lmask", 1)        # the last issued writes a lane mask (``w_fcode``)
         w_vw, w_vwide = warr("w_vw", 1), warr("w_vwide", 1)
@@ -360,23 +365,23 @@ class PipelinedComputeUnit(wiring.Component):
         trap_slot = Signal(range(W))
         # the trap is at the wave's instruction (its PC and, in flight, its words are the
         # wave's: w_pc, w_inst), read once, in the cycle after, for every cause; but a buffer
-        # instruction's words, which its tag carries (``trap_own``: a scalar instruction may
-        # have followed it, so the wave's last issued may be that one)
+        # instruction's PC and words, which its tag carries (``trap_own``: instructions may
+        # have followed it, and one before it may not have retired yet)
         trap_has_pc = Signal()
         trap_has_inst = Signal()
-        trap_own, trap_words = Signal(), Signal(64)
+        trap_own, trap_words, trap_pc = Signal(), Signal(64), Signal(32)
         t_pending = Signal()
         t_slot = Signal(range(W))
         t_has_pc, t_has_inst = Signal(), Signal()
-        t_own, t_words = Signal(), Signal(64)
+        t_own, t_words, t_pc = Signal(), Signal(64), Signal(32)
         m.d.sync += t_pending.eq(0)
         with m.If(trap_now & ~stopping):
             m.d.sync += [stopping.eq(1), trap.cause.eq(trap_cause), trap.slot.eq(trap_slot),
                          t_pending.eq(1), t_slot.eq(trap_slot), t_has_pc.eq(trap_has_pc),
                          t_has_inst.eq(trap_has_inst), t_own.eq(trap_own),
-                         t_words.eq(trap_words)]
+                         t_words.eq(trap_words), t_pc.eq(trap_pc)]
         with m.If(t_pending):
-            m.d.sync += [trap.pc.eq(Mux(t_has_pc, w_pc[t_slot], 0)),
+            m.d.sync += [trap.pc.eq(Mux(t_has_pc, Mux(t_own, t_pc, w_pc[t_slot]), 0)),
                          trap.inst.eq(Mux(t_has_inst, Mux(t_own, t_words, w_inst[t_slot]), 0))]
 
         live_any = Signal()
@@ -557,7 +562,7 @@ class PipelinedComputeUnit(wiring.Component):
         # destinations (issued before this one was fetched, they do not change until this one
         # issues), for the SGPR file's read addresses and the compares
         e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
-                                       "ops": OPERANDS, "may": 1, "smay": 1, "vd": 8,
+                                       "ops": OPERANDS, "may": 1, "smay": 1, "bmay": 1, "vd": 8,
                                        "vd1": 8, "vdm1": 8, "fcode": 7, "vw": 1, "vwide": 1,
                                        "fsw": 1, "fmix": 1, "lm": 1, "sdst": 7, "sdw": 1}))
         m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
@@ -569,6 +574,11 @@ class PipelinedComputeUnit(wiring.Component):
                      e2.smay.eq(e.ctl.legal & ((e.ctl.unit == XUnit.SALU) |
                                                ((e.ctl.unit == XUnit.SPEC) &
                                                 e.ctl.spec.as_value().matches(*_FOLLOWERS)))),
+                     # a buffer load or store that stage 3 cannot trap (``_action``)
+                     e2.bmay.eq(e_kind.buf & e.ctl.legal &
+                                ((e.ctl.mem == MemKind.LOAD) | (e.ctl.mem == MemKind.STORE)) &
+                                ~field(Format.MUBUF, "lds", e.inst) &
+                                ~field(Format.MUBUF, "tfe", e.inst)),
                      *(getattr(e2, f).eq(arr[e.slot]) for f, arr in (
                          ("vd", w_vd), ("vd1", w_vd1), ("vdm1", w_vdm1), ("fcode", w_fcode),
                          ("vw", w_vw), ("vwide", w_vwide), ("fsw", w_fsw), ("fmix", w_fmix),
@@ -653,7 +663,7 @@ class PipelinedComputeUnit(wiring.Component):
             for i in range(W):
                 with m.If(e2.sel[i]):
                     m.d.sync += [b_chain[i].eq(Mux(e2.smay, ~e2_sclash,
-                                                   e2.may & ~e2_clash)),
+                                                   e2.bmay | (e2.may & ~e2_clash))),
                                  b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
                                  b_vfs[i].eq(e2_vfs),
                                  b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
@@ -714,14 +724,19 @@ class PipelinedComputeUnit(wiring.Component):
             # a scalar unit's instruction only when it is its wave's last in flight)
             # A fast vector one (``b_vfs``) may follow a scalar ALU instruction alone in flight
             # that lets it (``w_vlet``); retirement takes that one first.
+            # A buffer load or store may follow a buffer instruction alone in flight (the
+            # buffer unit keeps their order; each one's tag carries its PC and words for a
+            # trap).
             follows = ((w_flight[i] != 0) &
                        Mux(b_kind[i].fast,
                            (w_flight[i] == 1) &
                            ((b_chain[i] & w_chain[i] & (~(b_after[i] | b_cin[i]) |
                                                         (w_unwoke[i] == 0))) |
                             (b_vfs[i] & w_vlet[i])),
-                           b_chain[i] & ~w_sold[i] &
-                           (w_chain[i] | (w_slet[i] & ~b_kind[i].end))))
+                           Mux(b_kind[i].buf,
+                               b_chain[i] & w_slet[i] & (w_flight[i] == 1),
+                               b_chain[i] & ~w_sold[i] &
+                               (w_chain[i] | (w_slet[i] & ~b_kind[i].end)))))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
             m.d.sync += [base_q[i].eq(decoded & ~held & ~ending),
                          held_q[i].eq(decoded & (held | ending))]
@@ -908,7 +923,7 @@ class PipelinedComputeUnit(wiring.Component):
             slots = cleared(name, DoneSlots(slots=W, layout=part))
             w_rec = Signal(retire_layout, name=f"{name}_w")
             r_rec = Signal(retire_layout, name=f"{name}_r")
-            m.d.comb += [slots.w_slot.eq(w_rec.slot), slots.last.eq(last),
+            m.d.comb += [slots.w_slot.eq(w_rec.slot), slots.last.eq(s_oldest),
                          *(getattr(slots.w_data, f).eq(getattr(w_rec, f)) for f in keep),
                          r_rec.slot.eq(slots.slot),
                          *(getattr(r_rec, f).eq(getattr(slots.data, f)) for f in keep)]
@@ -1043,15 +1058,17 @@ class PipelinedComputeUnit(wiring.Component):
         # (the trace's: a load's registers, whose values follow on ``load_trace``; and its
         # words, for a trap)
         buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1,
-                                            "words": 64})
+                                            "words": 64, "pc": 32})
+        # (two in flight per wave at most: a load or store after one)
         buf_tags, buf_tag_in, buf_tag = narrow("buf_tags", buf_tag_layout,
-                                               buf_tag_layout.members, W + 1)
+                                               buf_tag_layout.members, 2 * W + 1)
         # (a buffer atomic with glc returns the old value, as a load does)
         buf_load = (ctl.mem == MemKind.LOAD) | ((ctl.mem == MemKind.ATOMIC) &
                                                field(Format.MUBUF, "glc", i3.inst))
         m.d.comb += [buf_tag_in.v_reg.eq(field(Format.MUBUF, "vdata", i3.inst)),
                      buf_tag_in.v_count.eq(Mux(buf_load, ctl.dwords, 0)),
-                     buf_tag_in.v_late.eq(buf_load), buf_tag_in.words.eq(i3.inst)]
+                     buf_tag_in.v_late.eq(buf_load), buf_tag_in.words.eq(i3.inst),
+                     buf_tag_in.pc.eq(i3.next - 8)]
         # a wave's buffer instructions not landed yet
         for i in range(W):
             up = buf_issued & (s3 == i)
@@ -1205,7 +1222,7 @@ class PipelinedComputeUnit(wiring.Component):
         # the trace takes its words from the record)
         buf_dq, buf_rec, buf_out = completions("buf_done_queue", buf_tags, lsu.sent.valid,
                                                ("slot", "v_reg", "v_count", "v_late", "t_inst"),
-                                               derive={"own": 1, "long": 1})
+                                               derive={"own": 1, "long": 1}, depth=2 * W + 1)
         # a load's record names its registers; their values follow on ``load_trace``
         m.d.comb += [buf_rec.slot.eq(lsu.sent.payload.slot), buf_rec.v_reg.eq(buf_tag.v_reg),
                      buf_rec.v_count.eq(buf_tag.v_count), buf_rec.v_late.eq(buf_tag.v_late),
@@ -1214,7 +1231,8 @@ class PipelinedComputeUnit(wiring.Component):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
                          trap_slot.eq(lsu.trap.payload.slot),
                          trap_has_pc.eq(1),
-                         trap_has_inst.eq(1), trap_own.eq(1), trap_words.eq(buf_tag.words)]
+                         trap_has_inst.eq(1), trap_own.eq(1), trap_words.eq(buf_tag.words),
+                         trap_pc.eq(buf_tag.pc)]
 
         # --- SMEM: dword requests, answers into the SGPR file -----------------------------
         sm_tags = cleared("smem_tags", fifo.SyncFIFO(width=1, depth=16))   # 1: reads 0
@@ -1275,9 +1293,10 @@ class PipelinedComputeUnit(wiring.Component):
         # --- retire: a completion picked (stage R0), its effects (R1) ---------------------------
         r0 = Signal(retire_layout)
         # a scalar ALU instruction or a control operation may have followed its wave's
-        # instructions in flight (``fol``; nothing follows it): its completion is offered once
-        # it is its wave's last in flight (``per_slot``), so that the wave retires in order
-        # (the fast vector and buffer units' queues never wait, so nothing waits for ever)
+        # instructions in flight (``fol``): its completion is offered once it has no older
+        # one in flight (``per_slot``, ``s_oldest``), so that the wave retires in order (a fast
+        # vector one that followed a scalar one waits for it, below; the others' queues never
+        # wait, so nothing waits for ever)
         # a fast vector instruction that followed a scalar ALU one (``fol``) waits for that
         # one; whether it still does is a register (0 in the cycle after the head moves)
         valu_ok = Signal()
@@ -1453,7 +1472,7 @@ class PipelinedComputeUnit(wiring.Component):
                 writes_exec = (b_ctl[i].op.matches(*_EXEC_WRITERS) |
                                (sdw & (b_ops[i].sdst[1:7] == _EXEC_LO >> 1)))
                 m.d.sync += [w_chain[i].eq(lets & (alone | after_s | w_chain[i])),
-                             w_slet[i].eq(b_kind[i].buf & alone),
+                             w_slet[i].eq(b_kind[i].buf & (alone | w_slet[i])),
                              w_vlet[i].eq(salu_ & ~writes_exec),
                              w_sdst[i].eq(b_ops[i].sdst[:7]), w_sdw[i].eq(sdw),
                              w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),

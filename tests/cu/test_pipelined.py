@@ -16,13 +16,17 @@ from gpgpu_hdl.cu.salu import SALU_ALU_OPS
 from gpgpu_hdl.emu.trace import per_wave
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
-from gpgpu_hdl.runtime import RtlTrap
+from gpgpu_hdl.isa.disasm import format_instruction
+from gpgpu_hdl.runtime import Device, RtlTrap
 from gpgpu_hdl.sim.lockstep import random_stream
 from gpgpu_hdl.sim.trace import compare_traces
 from gpgpu_hdl.toolchain import assemble_kernel
 
+from tests._suite import load_suite
 from tests.asm_kernels import ARG0_BUFFER, FAR, check_far_trap, run_asm
 from tests.cu.unit_sim import run_launch, simulated_device
+
+suite = load_suite()
 
 #: a kernel of scalar loads, scalar and vector integer work, EXEC masking, branches, a call
 #: (s_swappc/s_setpc) and MODE written and read (s_setreg/s_getreg)
@@ -245,7 +249,9 @@ def test_fast_instructions_in_flight_together_match_golden_model(lanes, waves):
 #: vector instructions right after scalar ALU ones: one reading none of its registers, one
 #: reading the SGPR it writes (waits), VCC as a carry-in as it writes it, SCC and VCCZ as
 #: sources (wait), after EXEC written (waits), each scalar one issued alone (after s_nop);
-#: and a scalar one after those two, reading the first's SGPR (waits for it)
+#: and a scalar one after those two, reading the first's SGPR (waits for it); buffer loads
+#: and stores right after one another; a vector instruction after a scalar one that followed
+#: a load (the scalar one retires before it, once the load has)
 FOLLOW_PROGRAM = """
     s_load_dwordx2 s[4:5], s[0:1], 0x0
     s_mov_b32 s7, 0xf000
@@ -327,6 +333,19 @@ FOLLOW_PROGRAM = """
     v_add_i32 v26, vcc, v25, v0
     v_lshlrev_b32 v27, 1, v26
     s_add_u32 s28, s27, 2
+    buffer_load_dword v28, v1, s[4:7], 0 offen
+    buffer_load_dword v29, v1, s[4:7], 0 offen
+    s_add_u32 s29, s28, 1
+    s_waitcnt vmcnt(0)
+    v_add_i32 v30, vcc, v28, v29
+    buffer_store_dword v30, v1, s[4:7], 0 offen
+    buffer_load_dword v31, v1, s[4:7], 0 offen
+    s_waitcnt vmcnt(0)
+    v_add_i32 v32, vcc, v31, v0
+    buffer_load_dword v33, v1, s[4:7], 0 offen
+    s_add_u32 s30, s29, 1
+    v_add_i32 v34, vcc, 2, v0
+    s_waitcnt vmcnt(0)
     s_barrier
     v_sub_i32 v13, vcc, v12, v0
     s_endpgm
@@ -343,7 +362,7 @@ def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes,
     after a branch is the branch's."""
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), FOLLOW_PROGRAM,
                      np.arange(64 * waves, dtype=np.uint32) * 3, global_size=64 * waves,
-                     local_size=64 * waves, latency=(1, 5), seed=lanes)
+                     local_size=64 * waves, latency=(1, 5), seed=lanes, max_cycles=20_000)
     assert run.trap.cause == TrapCause.NONE
     assert len(run.records) == len(run.emu_records)
     problems = compare_traces(run.emu_records, run.records)
@@ -351,6 +370,25 @@ def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes,
     emu, rtl = per_wave(run.emu_records), per_wave(run.records)
     assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
     assert np.array_equal(run.memory[0], run.emu_memory[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("latency", [(1, 1), (3, 3)])
+def test_matmul_int_with_followers_matches_golden_model(latency):
+    """matmul_int's loop (two loads back to back, a scalar instruction after them, a vector
+    one after that) on 8 waves at 16 lanes, with memory answering after 1 and 3 cycles: it
+    finishes, with the golden model's trace and results. (With the scalar completion's wait
+    keyed to its wave having one instruction in flight, a vector instruction that followed
+    it kept it waiting for ever: both latencies hung.)"""
+    case = suite.CASES_BY_NAME["matmul_int"]
+    inputs = case.inputs()
+    want, emu = suite.run_device(case, Device("emu"), inputs, trace=True)
+    device = simulated_device(_unit, CuConfig(lanes=16, pipeline=True), latency=latency,
+                              max_cycles=30_000)
+    got, run = suite.run_device(case, device, inputs, trace=True)
+    problems = compare_traces(emu.results[0].trace.records, run.results[0].trace)
+    assert not problems, "\n".join(map(str, problems))
+    assert np.array_equal(got["c"], want["c"])
 
 
 #: FP32, slow integer operations, VOP3 modifiers and lane reads: the slow vector unit
@@ -549,6 +587,28 @@ def test_an_address_past_4_gib_traps_with_its_pc_and_instruction(mnemonic):
     wave's state, not from the units' queues)."""
     check_far_trap(mnemonic, simulated_device(_unit, CuConfig(lanes=4, pipeline=True),
                                               latency=(1, 3)))
+
+
+def test_a_buffer_access_past_4_gib_after_another_traps_with_its_pc_and_instruction():
+    """A buffer load that follows another in flight and faults: the trap names it (its PC
+    and words from the buffer unit's tag), not the wave's oldest instruction or its last."""
+    body = FAR["buffer_load_dword"].replace(
+        "    buffer_load_dword v9,", """    s_mov_b64 s[12:13], 0
+    s_mov_b32 s14, 0
+    s_mov_b32 s15, 0xf000
+    buffer_load_dword v10, v[2:3], s[12:15], 0 addr64
+    buffer_load_dword v9,""")
+    code = assemble_kernel(body, "k")
+    far = [i for i in decode(CodeObject.from_bytes(code).kernel("k").code)
+           if i.info.mnemonic == "buffer_load_dword"][-1]
+    words = np.arange(64, dtype=np.uint32)
+    with pytest.raises(RtlTrap) as info:
+        run_asm(body, words, np.full(64, 7, np.uint32),
+                device=simulated_device(_unit, CuConfig(lanes=4, pipeline=True),
+                                        latency=(1, 3)))
+    message = str(info.value)
+    assert f"an address beyond the 4 GiB physical memory at pc {far.offset:#x}" in message
+    assert format_instruction(far) in message
 
 
 def test_config_needs_4_8_or_16_lanes():
