@@ -12,11 +12,12 @@ Stages, each a few LUT levels deep:
   two dwords (SI has no instruction longer than 64 bits with its literal) come in one read;
 * **decode**: the table's :class:`~gpgpu_hdl.cu.decode.Decoder` on a registered word, into the
   wave's instruction buffer (the decoded control word, the words, the size);
-* **issue**: rotating priority among waves with a decoded instruction, none in flight (one
-  instruction in flight per wave: no forwarding, no register scoreboard; but a fast vector
-  instruction may follow one in flight that changes neither EXEC nor a scalar register it
-  reads, nor writes a VGPR it reads: the vector unit keeps their order), not at a barrier,
-  and room in the unit the instruction goes to;
+* **issue**: rotating priority among waves with a decoded instruction, none in flight (no
+  forwarding, no register scoreboard; but an instruction may follow its wave's in flight
+  when it depends on nothing they write and its unit or retirement keeps their order: a fast
+  vector one after fast vector ones, a scalar one after fast vector or buffer ones, a fast
+  vector one after a scalar ALU one, a buffer load or store after a buffer instruction; at
+  most three in flight), not at a barrier, and room in the unit the instruction goes to;
 * **operands**: the SGPR file (:class:`~gpgpu_hdl.cu.sgpr_file.SgprFile`, two read ports, a
   64-bit pair per access) read in the issue stage's shadow, then inline constants, the literal
   and the wave's EXEC/M0/SCC (:func:`~.operands.scalar_source`, worked out while the file
@@ -27,9 +28,10 @@ Stages, each a few LUT levels deep:
   answers written to the SGPR file as they come), and the vector unit
   (:class:`~gpgpu_hdl.cu.vector_unit.VectorUnit` on its banked
   :class:`~gpgpu_hdl.cu.vgpr_file.VgprFile`) for :data:`~.fast_alu.FAST_OPS` and ``v_mov_b32``;
-* **retire**: one instruction a cycle from the units' completion queues: its scalar result
-  into the SGPR file or the wave state, the wave's next PC, the end of a wave or a barrier, and
-  the commit trace.
+* **retire**: one instruction a cycle from the units' completion queues (each wave's in
+  order; the scalar ones through :class:`~gpgpu_hdl.cu.done_slots.DoneSlots`): its scalar
+  result into the SGPR file or the wave state, the wave's next PC, the end of a wave or a
+  barrier, and the commit trace.
 
 The hardware dispatcher's per-workgroup half is :class:`~gpgpu_hdl.cu.launcher.WaveLauncher`.
 """
