@@ -106,13 +106,13 @@ _MOVES = (Spec.V_MOV, Spec.V_MOVRELS, Spec.V_MOVRELD, Spec.V_MOVRELSD)
 _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
           Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.SETPC, Spec.SWAPPC, Spec.ENDPGM, Spec.TRAP,
           Spec.HALT)
-#: the control operations that may follow their wave's fast vector instructions in flight
-#: (with every scalar ALU instruction): none traps in stage 3, and their effects are taken at
-#: retirement, which keeps the wave's order
 #: the scalar ALU operations that write EXEC (the saveexec forms): no vector instruction
 #: follows them in flight (it reads EXEC as it issues)
 _EXEC_WRITERS = tuple(control(TABLE.by_mnemonic(n))["op"] for n in SALU_ALU_OPS
                       if scalar_control(n).get("write_exec"))
+#: the control operations that may follow their wave's fast vector or buffer instructions in
+#: flight (with every scalar ALU instruction): none traps in stage 3, and their effects are
+#: taken at retirement, which keeps the wave's order
 _FOLLOWERS = (Spec.NOP, Spec.ENDPGM, Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ,
               Spec.CBR_VCCNZ, Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.BARRIER, Spec.WAITCNT)
 #: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
@@ -722,13 +722,13 @@ class PipelinedComputeUnit(wiring.Component):
             # mask as a carry-in or select mask (``b_cin``), once that one's last operation is
             # in the lanes (the vector unit runs them in order, and holds it until that one's
             # last write, which it would reach about then anyway). A scalar instruction that
-            # may (``b_chain``) follows one or two of them: it retires after them (retire takes
-            # a scalar unit's instruction only when it is its wave's last in flight)
-            # A fast vector one (``b_vfs``) may follow a scalar ALU instruction alone in flight
-            # that lets it (``w_vlet``); retirement takes that one first.
-            # A buffer load or store may follow a buffer instruction alone in flight (the
-            # buffer unit keeps their order; each one's tag carries its PC and words for a
-            # trap).
+            # may (``b_chain``) follows one or two of them, or one or two buffer instructions
+            # (``w_slet``), but not while a scalar one is in flight (``w_sold``): it retires
+            # after them (``DoneSlots`` offers it once nothing older is in flight). A fast
+            # vector one (``b_vfs``) may follow a scalar ALU instruction alone in flight that
+            # lets it (``w_vlet``); retirement takes that one first. A buffer load or store
+            # may follow a buffer instruction alone in flight (the buffer unit keeps their
+            # order; each one's tag carries its PC and words for a trap).
             follows = ((w_flight[i] != 0) &
                        Mux(b_kind[i].fast,
                            (w_flight[i] == 1) &
