@@ -90,8 +90,7 @@ class DoneSlots(wiring.Component):
         taken = Mux(self.take & self.valid, 1 << self.slot, 0)
         written = Mux(self.w_en, 1 << self.w_slot, 0)
         m.d.sync += [here.eq((here & ~taken) | written),
-                     fol.eq(Mux(self.w_en, (fol & ~written) | Mux(self.w_fol, written, 0),
-                                fol))]
+                     fol.eq((fol & ~written) | Mux(self.w_fol, written, 0))]
         # which may go in the next cycle: here, not waiting, not the one offered now
         may = Signal(n)
         lowest = Signal(n)
