@@ -16,8 +16,9 @@ Stages, each a few LUT levels deep:
   forwarding, no register scoreboard; but an instruction may follow its wave's in flight
   when it depends on nothing they write and its unit or retirement keeps their order: a fast
   vector one after fast vector ones, a scalar one after fast vector or buffer ones, a fast
-  vector one after a scalar ALU one, a buffer load or store after a buffer instruction; at
-  most three in flight), not at a barrier, and room in the unit the instruction goes to;
+  vector one after a scalar ALU one, a buffer load or store after a buffer instruction or a
+  fast vector one; at most three in flight), not at a barrier, and room in the unit the
+  instruction goes to; a branch's next instruction is fetched once stage 3 decides it;
 * **operands**: the SGPR file (:class:`~gpgpu_hdl.cu.sgpr_file.SgprFile`, two read ports, a
   64-bit pair per access) read in the issue stage's shadow, then inline constants, the literal
   and the wave's EXEC/M0/SCC (:func:`~.operands.scalar_source`, worked out while the file
@@ -106,6 +107,9 @@ _MOVES = (Spec.V_MOV, Spec.V_MOVRELS, Spec.V_MOVRELD, Spec.V_MOVRELSD)
 _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
           Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.SETPC, Spec.SWAPPC, Spec.ENDPGM, Spec.TRAP,
           Spec.HALT)
+#: the PC-relative branches: stage 3 knows where they go (their next fetch starts there)
+_BRANCHES = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
+             Spec.CBR_EXECZ, Spec.CBR_EXECNZ)
 #: the scalar ALU operations that write EXEC (the saveexec forms): no vector instruction
 #: follows them in flight (it reads EXEC as it issues)
 _EXEC_WRITERS = tuple(control(TABLE.by_mnemonic(n))["op"] for n in SALU_ALU_OPS
@@ -294,6 +298,9 @@ class PipelinedComputeUnit(wiring.Component):
         # scalar one may follow (not s_endpgm: its wait for the wave's loads counts them only
         # from their stage 3), and a load or store may follow one alone
         w_slet = warr("w_slet", 1)
+        # a buffer instruction followed a fast vector one alone in flight (that one retires
+        # first)
+        w_bold = warr("w_bold", 1)
         w_fsw, w_fcode, w_fmix = warr("w_fsw", 1), warr("w_fcode", 7), warr("w_fmix", 1)
         last = Signal(W)         # the wave has one instruction in flight
         # its scalar instruction in flight has none older: it is the only one, or a fast
@@ -661,11 +668,31 @@ class PipelinedComputeUnit(wiring.Component):
         e2_sclash = Signal()
         m.d.comb += e2_sclash.eq(e2.fmix | (fsw & Mux(ctl2.unit == XUnit.SALU, s_reads.any(),
                                                       s_vccz & (fcode[1:] == VCC >> 1))))
+        # a buffer load or store after a fast vector one: the VGPRs it reads (its address
+        # registers; a store's data) or a load writes against that one's destination, and the
+        # registers of its V# and SOFFSET against the pair the wave's vector instructions in
+        # flight write their lane masks to (a load's registers against that one's sources: it
+        # waits for that one's ``wake`` instead, see ``follows``)
+        mubuf = {f: field(Format.MUBUF, f, e2.inst)
+                 for f in ("vaddr", "vdata", "srsrc", "soffset", "offen", "idxen", "addr64")}
+        n_addr = Mux(mubuf["addr64"] | (mubuf["offen"] & mubuf["idxen"]), 2,
+                     mubuf["offen"] | mubuf["idxen"])
+
+        def touches(reg):
+            return (((reg - mubuf["vaddr"])[:8] < n_addr) |
+                    ((reg - mubuf["vdata"])[:8] < ctl2.dwords))
+        v_sharp = mubuf["srsrc"] << 1                   # its first pair
+        b_sreads = ((fcode[1:] == v_sharp) | (fcode[1:] == v_sharp + 1) |
+                    (~mubuf["soffset"][7] & (fcode[1:] == mubuf["soffset"][1:7])))
+        e2_bclash = Signal()
+        m.d.comb += e2_bclash.eq((vw & (touches(vd) | (vwide & touches(vd1)))) |
+                                 (fsw & b_sreads))
         with m.If(e2.valid):
             for i in range(W):
                 with m.If(e2.sel[i]):
                     m.d.sync += [b_chain[i].eq(Mux(e2.smay, ~e2_sclash,
-                                                   e2.bmay | (e2.may & ~e2_clash))),
+                                                   (e2.bmay & ~e2_bclash) |
+                                                   (e2.may & ~e2_clash))),
                                  b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
                                  b_vfs[i].eq(e2_vfs),
                                  b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
@@ -728,7 +755,10 @@ class PipelinedComputeUnit(wiring.Component):
             # vector one (``b_vfs``) may follow a scalar ALU instruction alone in flight that
             # lets it (``w_vlet``); retirement takes that one first. A buffer load or store
             # may follow a buffer instruction alone in flight (the buffer unit keeps their
-            # order; each one's tag carries its PC and words for a trap).
+            # order; each one's tag carries its PC and words for a trap), or a fast vector one
+            # alone in flight that lets it (``w_chain``; a load once that one's last operation
+            # is in the lanes, where it has read its sources, as the load may write one of
+            # them); its completion waits for that one's (``w_bold``).
             follows = ((w_flight[i] != 0) &
                        Mux(b_kind[i].fast,
                            (w_flight[i] == 1) &
@@ -736,7 +766,9 @@ class PipelinedComputeUnit(wiring.Component):
                                                         (w_unwoke[i] == 0))) |
                             (b_vfs[i] & w_vlet[i])),
                            Mux(b_kind[i].buf,
-                               b_chain[i] & w_slet[i] & (w_flight[i] == 1),
+                               b_chain[i] & (w_flight[i] == 1) &
+                               (w_slet[i] | (w_chain[i] & ((b_ctl[i].mem != MemKind.LOAD) |
+                                                           (w_unwoke[i] == 0)))),
                                b_chain[i] & ~w_sold[i] &
                                (w_chain[i] | (w_slet[i] & ~b_kind[i].end)))))
             decoded = w_live[i] & w_buf[i] & ((w_flight[i] == 0) | follows) & ~w_bar[i]
@@ -796,7 +828,7 @@ class PipelinedComputeUnit(wiring.Component):
                                        "ctl": DecodedLayout, "fmt": 4, "path": 2,
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
                                        "next": 32, "after": 1, "cin_after": 1, "fol": 1,
-                                       "vfol": 1}))
+                                       "vfol": 1, "bfol": 1}))
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
                      *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
                          ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
@@ -810,6 +842,9 @@ class PipelinedComputeUnit(wiring.Component):
                      i1.fol.eq((i0_sel & Cat(f != 0 for f in w_flight)).any()),
                      # (a fast vector instruction after a scalar ALU one in flight)
                      i1.vfol.eq((i0_sel & Cat(w_vlet[i] & (w_flight[i] != 0)
+                                              for i in range(W))).any()),
+                     # (a buffer instruction after a fast vector one in flight)
+                     i1.bfol.eq((i0_sel & Cat(w_chain[i] & (w_flight[i] != 0)
                                               for i in range(W))).any())]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
@@ -1060,7 +1095,7 @@ class PipelinedComputeUnit(wiring.Component):
         # (the trace's: a load's registers, whose values follow on ``load_trace``; and its
         # words, for a trap)
         buf_tag_layout = data.StructLayout({"v_reg": 8, "v_count": 3, "v_late": 1,
-                                            "words": 64, "pc": 32})
+                                            "words": 64, "pc": 32, "bfol": 1})
         # (two in flight per wave at most: a load or store after one)
         buf_tags, buf_tag_in, buf_tag = narrow("buf_tags", buf_tag_layout,
                                                buf_tag_layout.members, 2 * W + 1)
@@ -1070,7 +1105,7 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += [buf_tag_in.v_reg.eq(field(Format.MUBUF, "vdata", i3.inst)),
                      buf_tag_in.v_count.eq(Mux(buf_load, ctl.dwords, 0)),
                      buf_tag_in.v_late.eq(buf_load), buf_tag_in.words.eq(i3.inst),
-                     buf_tag_in.pc.eq(i3.next - 8)]
+                     buf_tag_in.pc.eq(i3.next - 8), buf_tag_in.bfol.eq(i3.bfol)]
         # a wave's buffer instructions not landed yet
         for i in range(W):
             up = buf_issued & (s3 == i)
@@ -1110,6 +1145,17 @@ class PipelinedComputeUnit(wiring.Component):
                                  sm.stride0.eq(sgprs.data[0][48:62] == 0),
                                  sm.issuing.eq(1),
                                  sm.writing.eq(1)]
+        # a branch is decided here (its condition is the wave's own state, which nothing in
+        # flight before it writes: see ``b_chain``), so its wave's next instruction is fetched
+        # now, while it waits to retire, rather than when it retires; nothing follows a jump
+        # in flight, so that one issues once the branch has retired
+        branch3 = Signal()
+        m.d.comb += branch3.eq(i3.valid & ~stopping & ~act3.trap & (ctl.unit == XUnit.SPEC) &
+                               ctl.spec.as_value().matches(*_BRANCHES))
+        for i in range(W):
+            with m.If(branch3 & (s3 == i)):
+                m.d.sync += [w_fpc[i].eq(Mux(i3.taken, act3.target, i3.next)),
+                             w_fpc_ok[i].eq(1)]
         # a control operation's record (a v_nop's and a cache invalidation's: only the slot)
         m.d.comb += base_rec
         with m.If(ctl.unit == XUnit.SPEC):
@@ -1223,12 +1269,17 @@ class PipelinedComputeUnit(wiring.Component):
         # (a scalar instruction may have followed it: its next PC is its own, 8 bytes on, and
         # the trace takes its words from the record)
         buf_dq, buf_rec, buf_out = completions("buf_done_queue", buf_tags, lsu.sent.valid,
-                                               ("slot", "v_reg", "v_count", "v_late", "t_inst"),
+                                               ("slot", "v_reg", "v_count", "v_late", "t_inst",
+                                                "fol"),
                                                derive={"own": 1, "long": 1}, depth=2 * W + 1)
         # a load's record names its registers; their values follow on ``load_trace``
         m.d.comb += [buf_rec.slot.eq(lsu.sent.payload.slot), buf_rec.v_reg.eq(buf_tag.v_reg),
                      buf_rec.v_count.eq(buf_tag.v_count), buf_rec.v_late.eq(buf_tag.v_late),
-                     buf_rec.t_inst.eq(buf_tag.words)]
+                     buf_rec.t_inst.eq(buf_tag.words),
+                     # (one that followed a fast vector instruction waits for it if that one
+                     # has not retired as this one's requests have left: rarely)
+                     buf_rec.fol.eq(buf_tag.bfol &
+                                    Cat(w_bold).bit_select(lsu.sent.payload.slot, 1))]
         with m.If(lsu.trap.valid & ~stopping):
             m.d.comb += [trap_now.eq(1), trap_cause.eq(TrapCause.MEM_RANGE),
                          trap_slot.eq(lsu.trap.payload.slot),
@@ -1306,7 +1357,11 @@ class PipelinedComputeUnit(wiring.Component):
                                ~Cat(w_sold).bit_select(valu_out.slot, 1))
         pick_valu = valu_dq.r_rdy & (~valu_out.fol | valu_ok)
         pick_salu = ~pick_valu & salu_q.valid
-        pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy
+        # and a buffer instruction that followed a fast vector one, for that one
+        buf_ok = Signal()
+        m.d.sync += buf_ok.eq(buf_dq.r_rdy & ~buf_dq.r_en &
+                              ~Cat(w_bold).bit_select(buf_out.slot, 1))
+        pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy & (~buf_out.fol | buf_ok)
         pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
         pick_lds = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & lds_ready
         before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
@@ -1466,6 +1521,12 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += w_sold[i].eq(0)
             with m.Elif(inc):
                 m.d.sync += w_sold[i].eq(after_s)
+            # a buffer instruction that followed a fast vector one: when that one retires, it
+            # is alone in flight, and a load or store may follow it (nothing follows the two)
+            with m.If((launching & (lw.slot == i)) | dec):
+                m.d.sync += w_bold[i].eq(0)
+            with m.Elif(inc):
+                m.d.sync += w_bold[i].eq(b_kind[i].buf & w_chain[i] & (w_flight[i] != 0))
             with m.If(inc):
                 vd = b_ops[i].vdst[:8]
                 other = w_fsw[i] & (b_ops[i].mask_dst[1:7] != w_fcode[i][1:])
@@ -1484,10 +1545,12 @@ class PipelinedComputeUnit(wiring.Component):
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):
                     m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])
-        # after a jump (nothing fetched meanwhile) the next fetch is from its target, when the
-        # jump retires: the wave's last instruction in flight (each slot's enable from its own
-        # bits, not from the retiring slot's selected: a start and a retirement are never in
-        # the same cycle)
+            with m.If(dec & w_bold[i] & ~inc):
+                m.d.sync += w_slet[i].eq(1)
+        # after a jump but a branch (nothing fetched meanwhile) the next fetch is from its
+        # target, when the jump retires: the wave's last instruction in flight (each slot's
+        # enable from its own bits, not from the retiring slot's selected: a start and a
+        # retirement are never in the same cycle)
         for i in range(W):
             starts = launching & (lw.slot == i)
             jumps = (retire_now & (rs == i) & last[i] & ~w_fpc_ok[i] & ~w_fetching[i] &

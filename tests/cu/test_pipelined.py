@@ -372,6 +372,84 @@ def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes,
     assert np.array_equal(run.memory[0], run.emu_memory[0])
 
 
+#: buffer loads and stores after a fast vector instruction in flight: one that follows it
+#: (and a load after that one), and each dependence that must wait for it to retire (an
+#: address, a store's data, a load's destination that it writes or reads, an addr64 pair's
+#: high dword, SOFFSET in the pair a compare writes its lane mask to); the values are read
+#: back after the loads land, so that a late or early write shows in the trace (the loads
+#: read one buffer, the stores write another: no wave reads what another writes); first, a
+#: store of one lane (one request) after a vector instruction that waits behind the other
+#: waves' vector work: the store's requests may leave first, and it retires second
+BUF_AFTER_VECTOR_PROGRAM = """
+    s_load_dwordx2 s[4:5], s[0:1], 0x0
+    s_load_dwordx2 s[8:9], s[0:1], 0x2
+    s_mov_b32 s7, 0xf000
+    s_mov_b32 s6, -1
+    s_mov_b32 s11, 0xf000
+    s_mov_b32 s10, -1
+    s_mov_b32 s16, 4
+    s_waitcnt lgkmcnt(0)
+    v_lshlrev_b32 v1, 2, v0
+    v_add_i32 v60, vcc, 1, v0
+    v_add_i32 v61, vcc, 2, v0
+    v_add_i32 v62, vcc, 3, v0
+    v_add_i32 v63, vcc, 4, v0
+    s_mov_b64 exec, 1
+    v_add_i32 v61, vcc, 5, v0
+    buffer_store_dword v60, v1, s[8:11], 0 offen offset:1024
+    s_mov_b64 exec, -1
+    v_mov_b32 v48, 77
+    v_add_i32 v40, vcc, 1, v0
+    buffer_load_dword v41, v1, s[4:7], 0 offen
+    buffer_load_dword v42, v1, s[4:7], 0 offen offset:4
+    v_xor_b32 v43, 4, v1
+    buffer_load_dword v44, v43, s[4:7], 0 offen
+    s_waitcnt vmcnt(0)
+    v_add_i32 v45, vcc, v41, v44
+    buffer_store_dword v45, v1, s[8:11], 0 offen
+    v_add_i32 v46, vcc, 5, v0
+    buffer_load_dword v46, v1, s[8:11], 0 offen
+    v_add_i32 v47, vcc, v48, v0
+    buffer_load_dword v48, v1, s[4:7], 0 offen offset:8
+    v_add_i32 v50, vcc, 2, v0
+    buffer_load_dwordx2 v[49:50], v1, s[4:7], 0 offen
+    v_mov_b32 v51, v1
+    v_mov_b32 v52, 0
+    buffer_load_dword v53, v[51:52], s[4:7], 0 addr64
+    v_cmp_f_u32_e64 s[16:17], v0, v0
+    buffer_load_dword v54, v1, s[4:7], s16 offen
+    s_waitcnt vmcnt(0)
+    v_add_i32 v55, vcc, v46, v47
+    v_add_i32 v56, vcc, v48, v49
+    v_add_i32 v57, vcc, v50, v53
+    v_add_i32 v58, vcc, v54, v42
+    buffer_store_dword v55, v1, s[8:11], 0 offen
+    v_xor_b32 v59, v56, v57
+    buffer_store_dword v59, v1, s[8:11], 0 offen offset:2048
+    s_endpgm
+"""
+
+
+@pytest.mark.parametrize("lanes, waves", [(16, 3), pytest.param(4, 3, marks=pytest.mark.slow)])
+def test_buffer_instructions_after_a_fast_one_in_flight_match_golden_model(lanes, waves):
+    """A buffer load or store issues while its wave's fast vector instruction is in flight
+    unless it touches that one's destination or reads the pair it writes its lane mask to (a
+    load once that one has read its sources); it retires after that one. Traces (each
+    record's words too) and memory equal the golden model's."""
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), BUF_AFTER_VECTOR_PROGRAM,
+                     np.arange(64 * waves + 4, dtype=np.uint32) * 7 + 1,
+                     np.zeros(64 * waves + 512, dtype=np.uint32),
+                     global_size=64 * waves, local_size=64 * waves, latency=(1, 5), seed=lanes,
+                     max_cycles=20_000)
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records)
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
+    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
+    assert np.array_equal(run.memory[1], run.emu_memory[1])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("latency", [(1, 1), (3, 3)])
 def test_matmul_int_with_followers_matches_golden_model(latency):
