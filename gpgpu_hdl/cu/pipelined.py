@@ -107,6 +107,12 @@ _MOVES = (Spec.V_MOV, Spec.V_MOVRELS, Spec.V_MOVRELD, Spec.V_MOVRELSD)
 _JUMPS = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
           Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.SETPC, Spec.SWAPPC, Spec.ENDPGM, Spec.TRAP,
           Spec.HALT)
+#: a wave's buffered instruction as the issue stage reads it (its words, control word, format
+#: tag, operand codes, the PC after it, 8 bytes long, which vector unit: ``_TO_FAST``, ...)
+_BUFFERED = data.StructLayout({"inst": 64, "ctl": DecodedLayout, "fmt": 4, "ops": OPERANDS,
+                               "next": 32, "long": 1, "path": 2})
+#: a wave's state as its instructions read it and retirement writes it (its PC apart)
+_WAVE = data.StructLayout({"exec": 64, "m0": 32, "scc": 1, "mode": 10})
 #: the PC-relative branches: stage 3 knows where they go (their next fetch starts there)
 _BRANCHES = (Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ, Spec.CBR_VCCNZ,
              Spec.CBR_EXECZ, Spec.CBR_EXECNZ)
@@ -158,7 +164,7 @@ _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, 
 
 def _retire_layout(slots: int) -> data.StructLayout:
     """What a unit hands the retire stage for an instruction it has finished. The
-    instruction's PC is the wave's (``w_pc``: its oldest in flight), its words and
+    instruction's PC is the wave's (its oldest in flight's, in ``wave_pc``), its words and
     fall-through PC are the wave's too (its last issued, the one in flight) but for the fast
     vector unit's (two may be in flight: ``step``, the next PC is the PC plus 4 or 8 bytes,
     ``long``; the words are carried for the trace) and the buffer unit's (a scalar instruction
@@ -284,8 +290,18 @@ class PipelinedComputeUnit(wiring.Component):
         # flight, if any, falls through), a fetch under way, the buffer holding it
         w_fpc, w_fpc_ok = warr("w_fpc", 32), warr("w_fpc_ok", 1)
         w_fetching, w_buf = warr("w_fetching", 1), warr("w_buf", 1)
-        # the wave's PC: its oldest instruction in flight's, or its next's
-        w_pc, w_exec, w_m0 = warr("w_pc", 32), warr("w_exec", 64), warr("w_m0", 32)
+        # the wave's state that instructions read and retirement writes (:data:`_WAVE`: its
+        # PC, its oldest instruction in flight's or its next's; EXEC, M0, SCC, MODE; and its
+        # workgroup's LDS base, written at its start), in LUT RAM with one write port, shared
+        # by a wave's start and retirement: read by stage 1 at its instruction's slot
+        # (``ws1``), by retirement at the record's (``wsr``), and the PC at a trap's (``pct_r``)
+        wave_layout = data.StructLayout({**_WAVE.members, "lds": range(max(cfg.lds_bytes, 1))})
+        m.submodules.wave_state = wave_mem = memory.Memory(shape=wave_layout, depth=W, init=[])
+        m.submodules.wave_pc = pc_mem = memory.Memory(shape=32, depth=W, init=[])
+        ws_w, pc_w = wave_mem.write_port(), pc_mem.write_port()
+        ws1_r, wsr_r = wave_mem.read_port(domain="comb"), wave_mem.read_port(domain="comb")
+        pcr_r, pct_r = pc_mem.read_port(domain="comb"), pc_mem.read_port(domain="comb")
+        ws1, wsr = ws1_r.data, wsr_r.data
         # instructions in flight: one, or one or two fast vector instructions and after them
         # perhaps a scalar one (``w_chain``: those in flight let a fast one or a scalar one
         # follow them; ``w_fsw``: the wave's instructions in flight write a lane mask into the
@@ -324,15 +340,23 @@ class PipelinedComputeUnit(wiring.Component):
         # the instruction issued last: its words (for a trap and the trace) and the PC after
         # it unless it jumps; the retire stage takes them from here, so that the units'
         # queues do not carry them (but for the fast vector unit's, which carry their size)
-        w_inst, w_next = warr("w_inst", 64), warr("w_next", 32)
-        w_scc, w_mode = warr("w_scc", 1), warr("w_mode", 10)
+        # (in LUT RAM, written at issue: read at a retiring record's slot, ``lir``, and at a
+        # trap's, ``lit``)
+        m.submodules.last_issued = li_mem = memory.Memory(
+            shape=data.StructLayout({"inst": 64, "next": 32}), depth=W, init=[])
+        li_w = li_mem.write_port()
+        lir_r, lit_r = li_mem.read_port(domain="comb"), li_mem.read_port(domain="comb")
         w_grp, w_wave = warr("w_grp", range(W)), warr("w_wave", 5)
-        # the instruction buffer: a decoded instruction per wave, the PC after it, and what
-        # issue needs of it as flags (:data:`_KIND`)
-        b_inst, b_ctl = warr("b_inst", 64), warr("b_ctl", DecodedLayout)
-        b_fmt, b_next = warr("b_fmt", 4), warr("b_next", 32)
+        # the instruction buffer: a decoded instruction per wave (its words, control word,
+        # format, operand codes, the PC after it and its size, which vector unit), in LUT RAM
+        # written at decode and read by the issue stage at the picked wave's slot (``ib``);
+        # what issue needs of it for every wave as registers: flags (:data:`_KIND`), and
+        # whether it is a buffer load (``b_load``)
+        m.submodules.ibuf = ibuf = memory.Memory(shape=_BUFFERED, depth=W, init=[])
+        ib_w, ib_r = ibuf.write_port(), ibuf.read_port(domain="comb")
+        ib = ib_r.data
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
-        b_long = warr("b_long", 1)           # 8 bytes long
+        b_load = warr("b_load", 1)
         # a fast vector instruction that may follow the wave's last one in flight: stage 3
         # cannot trap it and it reads no scalar register that one writes (compared after
         # decode); ``b_after``: it reads a VGPR that one writes (it then waits for that one's
@@ -346,20 +370,20 @@ class PipelinedComputeUnit(wiring.Component):
         # it reads no scalar register that one writes, nor SCC (compared in E2)
         b_vfs = warr("b_vfs", 1)
         b_cin = warr("b_cin", 1)
-        b_path = warr("b_path", 2)           # a vector instruction's unit (_TO_FAST, ...)
         b_kind = warr("b_kind", _KIND)
-        # its operand codes, and the SGPR file's three read addresses for it (``b_rel``: M0 is
-        # added to the first, for s_movrels), written a cycle after the rest (stage E2)
-        b_ops, b_port, b_rel = warr("b_ops", OPERANDS), warr("b_port", _PORTS), warr("b_rel", 1)
+        # the SGPR file's three read addresses for it (``rel``: M0 is added to the first, for
+        # s_movrels), written a cycle after the rest (stage E2), in LUT RAM too (``ibp``)
+        m.submodules.ibuf_ports = ibuf_ports = memory.Memory(
+            shape=data.StructLayout({"port": _PORTS, "rel": 1}), depth=W, init=[])
+        ibp_w, ibp_r = ibuf_ports.write_port(), ibuf_ports.read_port(domain="comb")
         w_vmcnt = warr("w_vmcnt", range(W * 4 + 1))    # buffer instructions not landed
         w_hold, w_hold_n = warr("w_hold", 1), warr("w_hold_n", 4)
         # per workgroup: its live waves, and those of them not at the barrier
         g_live, g_rem = warr("g_live", 6), warr("g_rem", 6)
         g_id = warr("g_id", data.ArrayLayout(32, 3))
         g_lds = warr("g_lds", range(max(cfg.lds_bytes, 1)))     # the workgroup's LDS base
-        # each wave's copy of its workgroup's LDS base (stage 1 reads it by slot, not through
-        # the slot's workgroup and then the workgroup's base)
-        w_lds = warr("w_lds", range(max(cfg.lds_bytes, 1)))
+        # (each wave keeps a copy of its workgroup's LDS base in its state: stage 1 reads it
+        # by slot, not through the slot's workgroup and then the workgroup's base)
 
         stopping = Signal()           # a trap or an abort: no further issue
         trap = self.trap
@@ -373,9 +397,9 @@ class PipelinedComputeUnit(wiring.Component):
         trap_cause = Signal(4)
         trap_slot = Signal(range(W))
         # the trap is at the wave's instruction (its PC and, in flight, its words are the
-        # wave's: w_pc, w_inst), read once, in the cycle after, for every cause; but a buffer
-        # instruction's PC and words, which its tag carries (``trap_own``: instructions may
-        # have followed it, and one before it may not have retired yet)
+        # wave's: ``wave_pc``, ``last_issued``), read once, in the cycle after, for every
+        # cause; but a buffer instruction's PC and words, which its tag carries (``trap_own``:
+        # instructions may have followed it, and one before it may not have retired yet)
         trap_has_pc = Signal()
         trap_has_inst = Signal()
         trap_own, trap_words, trap_pc = Signal(), Signal(64), Signal(32)
@@ -390,8 +414,8 @@ class PipelinedComputeUnit(wiring.Component):
                          t_has_inst.eq(trap_has_inst), t_own.eq(trap_own),
                          t_words.eq(trap_words), t_pc.eq(trap_pc)]
         with m.If(t_pending):
-            m.d.sync += [trap.pc.eq(Mux(t_has_pc, Mux(t_own, t_pc, w_pc[t_slot]), 0)),
-                         trap.inst.eq(Mux(t_has_inst, Mux(t_own, t_words, w_inst[t_slot]), 0))]
+            m.d.sync += [trap.pc.eq(Mux(t_has_pc, Mux(t_own, t_pc, pct_r.data), 0)),
+                         trap.inst.eq(Mux(t_has_inst, Mux(t_own, t_words, lit_r.data.inst), 0))]
 
         live_any = Signal()
         m.d.comb += live_any.eq(Cat(w_live).any())
@@ -444,8 +468,7 @@ class PipelinedComputeUnit(wiring.Component):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_buf[s].eq(0),
                          w_fetching[s].eq(0), w_fpc_ok[s].eq(1), w_hold[s].eq(0),
-                         w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave),
-                         w_lds[s].eq(g_lds[lw.group])]
+                         w_grp[s].eq(lw.group), w_wave[s].eq(lw.wave)]
             with m.If(lw.first):
                 m.d.sync += g_id[lw.group].eq(lw.id)
         # workgroup context g's LDS is at g x the launch's LDS bytes (constant multiples)
@@ -570,11 +593,13 @@ class PipelinedComputeUnit(wiring.Component):
         # (not read back from the buffer), with its wave's last issued instruction's
         # destinations (issued before this one was fetched, they do not change until this one
         # issues), for the SGPR file's read addresses and the compares
-        e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "inst": 64, "ctl": DecodedLayout,
+        e2 = Signal(data.StructLayout({"valid": 1, "sel": W, "slot": range(W), "inst": 64,
+                                       "ctl": DecodedLayout,
                                        "ops": OPERANDS, "may": 1, "smay": 1, "bmay": 1, "vd": 8,
                                        "vd1": 8, "vdm1": 8, "fcode": 7, "vw": 1, "vwide": 1,
                                        "fsw": 1, "fmix": 1, "lm": 1, "sdst": 7, "sdw": 1}))
         m.d.sync += [e2.valid.eq(e.valid), e2.sel.eq(Cat(e.slot == i for i in range(W))),
+                     e2.slot.eq(e.slot),
                      e2.inst.eq(e.inst), e2.ctl.eq(e.ctl), e2.ops.eq(operand_codes(e_fields)),
                      # fast, cannot trap in stage 3
                      e2.may.eq(e_kind.fast & e.ctl.legal & ~e_vrel &
@@ -694,16 +719,20 @@ class PipelinedComputeUnit(wiring.Component):
                                                    (e2.bmay & ~e2_bclash) |
                                                    (e2.may & ~e2_clash))),
                                  b_after[i].eq(vw & e2_vreads.any()), b_cin[i].eq(e2_cin),
-                                 b_vfs[i].eq(e2_vfs),
-                                 b_port[i].eq(e2_port), b_rel[i].eq(e2_rel)]
+                                 b_vfs[i].eq(e2_vfs)]
+        m.d.comb += [ibp_w.en.eq(e2.valid), ibp_w.addr.eq(e2.slot), ibp_w.data.port.eq(e2_port),
+                     ibp_w.data.rel.eq(e2_rel)]
         with m.If(e.valid):
-            m.d.sync += [b_inst[e.slot].eq(e.inst), b_ctl[e.slot].eq(e.ctl),
-                         b_path[e.slot].eq(e_path), b_kind[e.slot].eq(e_kind),
-                         b_fmt[e.slot].eq(e.fmt), b_ops[e.slot].eq(operand_codes(e_fields)),
-                         b_next[e.slot].eq(e.pc + Mux(e_size8, 8, 4)), b_long[e.slot].eq(e_size8),
+            m.d.sync += [b_kind[e.slot].eq(e_kind), b_load[e.slot].eq(e.ctl.mem == MemKind.LOAD),
                          b_chain[e.slot].eq(0), b_after[e.slot].eq(1), b_cin[e.slot].eq(0),
                          b_vfs[e.slot].eq(0),
                          b_range[e.slot].eq(0), w_buf[e.slot].eq(1), w_fetching[e.slot].eq(0)]
+
+        m.d.comb += [ib_w.en.eq(e.valid), ib_w.addr.eq(e.slot),
+                     ib_w.data.inst.eq(e.inst), ib_w.data.ctl.eq(e.ctl), ib_w.data.fmt.eq(e.fmt),
+                     ib_w.data.ops.eq(operand_codes(e_fields)),
+                     ib_w.data.next.eq(e.pc + Mux(e_size8, 8, 4)), ib_w.data.long.eq(e_size8),
+                     ib_w.data.path.eq(e_path)]
 
         # --- issue: pick a wave (stage I), its instruction into stage 1 (I0) -------------------
         smem_busy = Signal()
@@ -767,7 +796,7 @@ class PipelinedComputeUnit(wiring.Component):
                             (b_vfs[i] & w_vlet[i])),
                            Mux(b_kind[i].buf,
                                b_chain[i] & (w_flight[i] == 1) &
-                               (w_slet[i] | (w_chain[i] & ((b_ctl[i].mem != MemKind.LOAD) |
+                               (w_slet[i] | (w_chain[i] & (~b_load[i] |
                                                            (w_unwoke[i] == 0)))),
                                b_chain[i] & ~w_sold[i] &
                                (w_chain[i] | (w_slet[i] & ~b_kind[i].end)))))
@@ -829,11 +858,13 @@ class PipelinedComputeUnit(wiring.Component):
                                        "ops": OPERANDS, "port": _PORTS, "rel": 1, "long": 1,
                                        "next": 32, "after": 1, "cin_after": 1, "fol": 1,
                                        "vfol": 1, "bfol": 1}))
+        m.d.comb += [ib_r.addr.eq(i0_slot), ibp_r.addr.eq(i0_slot),
+                     li_w.en.eq(issue_now), li_w.addr.eq(i0_slot),
+                     li_w.data.inst.eq(ib.inst), li_w.data.next.eq(ib.next)]
         m.d.sync += [i1.valid.eq(issue_now), i1.slot.eq(i0_slot),
-                     *(getattr(i1, f).eq(onehot_mux(i0_sel, arr)) for f, arr in (
-                         ("inst", b_inst), ("ctl", b_ctl), ("fmt", b_fmt), ("path", b_path),
-                         ("ops", b_ops), ("port", b_port), ("rel", b_rel), ("long", b_long),
-                         ("next", b_next), ("after", b_after))),
+                     *(getattr(i1, f).eq(getattr(ib, f)) for f in _BUFFERED.members),
+                     i1.port.eq(ibp_r.data.port), i1.rel.eq(ibp_r.data.rel),
+                     i1.after.eq(onehot_mux(i0_sel, b_after)),
                      # the mask from the vector unit only when following one in flight (else
                      # it is in the scalar register: that one has retired)
                      i1.cin_after.eq(onehot_mux(i0_sel, [b_cin[i] & (w_flight[i] != 0)
@@ -848,18 +879,17 @@ class PipelinedComputeUnit(wiring.Component):
                                               for i in range(W))).any())]
         for i in range(W):
             with m.If(issue_now & i0_sel[i]):
-                m.d.sync += [w_inst[i].eq(b_inst[i]), w_next[i].eq(b_next[i]),
-                             w_buf[i].eq(0), w_hold[i].eq(0)]
+                m.d.sync += [w_buf[i].eq(0), w_hold[i].eq(0)]
                 # the next instruction is fetched while this one runs, unless this one jumps
                 with m.If(~b_kind[i].jump):
-                    m.d.sync += [w_fpc[i].eq(b_next[i]), w_fpc_ok[i].eq(1)]
+                    m.d.sync += [w_fpc[i].eq(ib.next), w_fpc_ok[i].eq(1)]
 
         # stage 1: the SGPR file's reads, and the wave's state (the instruction's own: an
         # instruction in flight before it changes none of it, and one that retires as this one
         # issues has written it by now; its PC is not the wave's, ``w_pc``, which is its
         # oldest instruction's in flight: stage 2 works from the PC after it, ``next``)
         m01 = Signal(32)
-        m.d.comb += m01.eq(w_m0[i1.slot])
+        m.d.comb += [ws1_r.addr.eq(i1.slot), m01.eq(ws1.m0)]
         for p in range(3):
             reg = i1.port[p]
             if p == 0:
@@ -871,8 +901,8 @@ class PipelinedComputeUnit(wiring.Component):
                                        "limits": _M0_LIMITS}))
         m.d.sync += [*(getattr(i2, f).eq(getattr(i1, f)) for f in i1.shape().members),
                      i2.m0.eq(m01), i2.m0_big.eq(m01[8:].any()),
-                     i2.exec.eq(w_exec[i1.slot]), i2.scc.eq(w_scc[i1.slot]),
-                     i2.mode.eq(w_mode[i1.slot]), i2.lds.eq(w_lds[i1.slot]),
+                     i2.exec.eq(ws1.exec), i2.scc.eq(ws1.scc),
+                     i2.mode.eq(ws1.mode), i2.lds.eq(ws1.lds),
                      i2.limits.eq(self._m0_limits(i1, vgprs=NV))]
         # stage 2, while the file reads: where each scalar operand's value comes from, and
         # what stage 3 does
@@ -1357,14 +1387,16 @@ class PipelinedComputeUnit(wiring.Component):
                                ~Cat(w_sold).bit_select(valu_out.slot, 1))
         pick_valu = valu_dq.r_rdy & (~valu_out.fol | valu_ok)
         pick_salu = ~pick_valu & salu_q.valid
-        # and a buffer instruction that followed a fast vector one, for that one
+        # and a buffer instruction that followed a fast vector one, for that one (the units
+        # after it wait as well: its wait is rare, and so the picks after it do not depend on
+        # the record it reads; nothing it waits for is theirs)
         buf_ok = Signal()
         m.d.sync += buf_ok.eq(buf_dq.r_rdy & ~buf_dq.r_en &
                               ~Cat(w_bold).bit_select(buf_out.slot, 1))
         pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy & (~buf_out.fol | buf_ok)
-        pick_slow = ~pick_valu & ~pick_salu & ~pick_buf & slow_dq.r_rdy
-        pick_lds = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & lds_ready
-        before_spec = ~pick_valu & ~pick_salu & ~pick_buf & ~pick_slow & ~pick_lds
+        pick_slow = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & slow_dq.r_rdy
+        pick_lds = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & ~pick_slow & lds_ready
+        before_spec = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & ~pick_slow & ~pick_lds
         pick_spec = before_spec & spec_q.valid
         pick_smem = before_spec & ~pick_spec & sm_done
         retiring = Signal()
@@ -1418,8 +1450,8 @@ class PipelinedComputeUnit(wiring.Component):
         next_pc = Signal(32)
         m.d.comb += next_pc.eq(Mux(rec.jump,
                                    rec.next_pc - Mux(rec.jump_abs, d.code_address, 0),
-                                   Mux(rec.step | rec.own, w_pc[rs] + Mux(rec.long, 8, 4),
-                                       w_next[rs])))
+                                   Mux(rec.step | rec.own, pcr_r.data + Mux(rec.long, 8, 4),
+                                       lir_r.data.next)))
         sg_w = sgprs.write
         retire_sw = Signal()
         m.d.comb += retire_sw.eq(retire_now & to_file)
@@ -1438,13 +1470,15 @@ class PipelinedComputeUnit(wiring.Component):
         m0_after = Signal(32)
         scc_after = Signal()
         mode_after = Signal(10)
-        m.d.comb += [exec_after.eq(w_exec[rs]), m0_after.eq(w_m0[rs]), scc_after.eq(w_scc[rs]),
-                     mode_after.eq(w_mode[rs])]
+        m.d.comb += [wsr_r.addr.eq(rs), pcr_r.addr.eq(rs), pct_r.addr.eq(t_slot),
+                     lir_r.addr.eq(rs), lit_r.addr.eq(t_slot),
+                     exec_after.eq(wsr.exec), m0_after.eq(wsr.m0), scc_after.eq(wsr.scc),
+                     mode_after.eq(wsr.mode)]
         with m.If(to_exec_lo):
             m.d.comb += exec_after.eq(Mux(rec.sw_wide, rec.sw_data,
-                                          Cat(rec.sw_data[:32], w_exec[rs][32:])))
+                                          Cat(rec.sw_data[:32], wsr.exec[32:])))
         with m.If(to_exec_hi):
-            m.d.comb += exec_after.eq(Cat(w_exec[rs][:32], rec.sw_data[:32]))
+            m.d.comb += exec_after.eq(Cat(wsr.exec[:32], rec.sw_data[:32]))
         with m.If(rec.exec_w):
             m.d.comb += exec_after.eq(rec.exec)
         with m.If(to_m0):
@@ -1452,7 +1486,7 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If(rec.scc_w):
             m.d.comb += scc_after.eq(rec.scc)
         with m.If(rec.mode_w):
-            m.d.comb += mode_after.eq((w_mode[rs] & ~rec.mode) |
+            m.d.comb += mode_after.eq((wsr.mode & ~rec.mode) |
                                       ((rec.sw_data[:32] << rec.mode_shift)[:10] & rec.mode))
         release = launcher.release
         # the workgroup counts' new values (live waves, those not at the barrier)
@@ -1489,20 +1523,22 @@ class PipelinedComputeUnit(wiring.Component):
         # shared by a wave's start and retirement (a start waits while R1 holds one), so that each
         # register's input is one value for every slot, not a select of its own per slot
         ws = Mux(launching, lw.slot, rs)
-        with m.If(launching | retire_now):
-            m.d.sync += [w_pc[ws].eq(Mux(launching, 0, next_pc)),
-                         w_exec[ws].eq(Mux(launching, lw.exec, exec_after)),
-                         w_m0[ws].eq(Mux(launching, 0, m0_after)),
-                         w_scc[ws].eq(Mux(launching, 0, scc_after)),
-                         w_mode[ws].eq(Mux(launching, d.mode, mode_after))]
+        m.d.comb += [ws_w.en.eq(launching | retire_now), ws_w.addr.eq(ws),
+                     pc_w.en.eq(launching | retire_now), pc_w.addr.eq(ws),
+                     pc_w.data.eq(Mux(launching, 0, next_pc)),
+                     ws_w.data.exec.eq(Mux(launching, lw.exec, exec_after)),
+                     ws_w.data.m0.eq(Mux(launching, 0, m0_after)),
+                     ws_w.data.scc.eq(Mux(launching, 0, scc_after)),
+                     ws_w.data.mode.eq(Mux(launching, d.mode, mode_after)),
+                     ws_w.data.lds.eq(Mux(launching, g_lds[lw.group], wsr.lds))]
         # instructions in flight: one more as a wave's is in stage I0 (issue masks the wave
         # until its count is), one less as it retires; what the one in flight lets follow it
         for i in range(W):
             inc = i0_valid & i0_sel[i]
             dec = retire_now & (rs == i)
             alone = (w_flight[i] == 0) | (dec & (w_flight[i] == 1))
-            masks = b_ctl[i].vopc | b_ctl[i].vop3b
-            exec_w = b_ctl[i].cmpx | (masks & (b_ops[i].mask_dst[1:] == _EXEC_LO >> 1))
+            masks = ib.ctl.vopc | ib.ctl.vop3b
+            exec_w = ib.ctl.cmpx | (masks & (ib.ops.mask_dst[1:] == _EXEC_LO >> 1))
             lets = b_kind[i].fast & ~exec_w
             with m.If(launching & (lw.slot == i)):
                 m.d.sync += w_flight[i].eq(0)
@@ -1528,23 +1564,23 @@ class PipelinedComputeUnit(wiring.Component):
             with m.Elif(inc):
                 m.d.sync += w_bold[i].eq(b_kind[i].buf & w_chain[i] & (w_flight[i] != 0))
             with m.If(inc):
-                vd = b_ops[i].vdst[:8]
-                other = w_fsw[i] & (b_ops[i].mask_dst[1:7] != w_fcode[i][1:])
-                salu_ = b_ctl[i].unit == XUnit.SALU
-                sdw = b_ctl[i].dst_dw != 0
-                writes_exec = (b_ctl[i].op.matches(*_EXEC_WRITERS) |
-                               (sdw & (b_ops[i].sdst[1:7] == _EXEC_LO >> 1)))
+                vd = ib.ops.vdst[:8]
+                other = w_fsw[i] & (ib.ops.mask_dst[1:7] != w_fcode[i][1:])
+                salu_ = ib.ctl.unit == XUnit.SALU
+                sdw = ib.ctl.dst_dw != 0
+                writes_exec = (ib.ctl.op.matches(*_EXEC_WRITERS) |
+                               (sdw & (ib.ops.sdst[1:7] == _EXEC_LO >> 1)))
                 m.d.sync += [w_chain[i].eq(lets & (alone | after_s | w_chain[i])),
                              w_slet[i].eq(b_kind[i].buf & (alone | w_slet[i])),
                              w_vlet[i].eq(salu_ & ~writes_exec),
-                             w_sdst[i].eq(b_ops[i].sdst[:7]), w_sdw[i].eq(sdw),
+                             w_sdst[i].eq(ib.ops.sdst[:7]), w_sdw[i].eq(sdw),
                              w_fsw[i].eq(masks | (~alone & w_fsw[i])), w_lmask[i].eq(masks),
                              w_fmix[i].eq(~alone & (w_fmix[i] | (masks & other))),
-                             w_vw[i].eq(b_kind[i].fast & ~b_ctl[i].vopc),
-                             w_vwide[i].eq(b_ctl[i].dst_dw == 2),
+                             w_vw[i].eq(b_kind[i].fast & ~ib.ctl.vopc),
+                             w_vwide[i].eq(ib.ctl.dst_dw == 2),
                              w_vd[i].eq(vd), w_vd1[i].eq(vd + 1), w_vdm1[i].eq(vd - 1)]
                 with m.If(masks):
-                    m.d.sync += w_fcode[i].eq(b_ops[i].mask_dst[:7])
+                    m.d.sync += w_fcode[i].eq(ib.ops.mask_dst[:7])
             with m.If(dec & w_bold[i] & ~inc):
                 m.d.sync += w_slet[i].eq(1)
         # after a jump but a branch (nothing fetched meanwhile) the next fetch is from its
@@ -1629,7 +1665,8 @@ class PipelinedComputeUnit(wiring.Component):
                                   mode_after,
                                   [(valu, None), (slow, "dst")] +
                                   ([(lds, "vdst")] if has_lds else []),
-                                  sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d, w_pc, w_inst)
+                                  sm_data, sgprs, wsr.exec, w_wave, w_grp, g_id, d, pcr_r.data,
+                                  lir_r.data.inst)
             m.d.comb += self.load_trace.eq(lsu.load_trace)
         return m
 
@@ -1787,8 +1824,8 @@ class PipelinedComputeUnit(wiring.Component):
         return rsp.valid & ~loading & ~who.r_data
 
     def _elaborate_trace(self, m, tr, rec, retire_now, exec_after, m0_after, scc_after,
-                         mode_after, units, sm_data, sgprs, w_exec, w_wave, w_grp, g_id, d,
-                         w_pc, w_inst):
+                         mode_after, units, sm_data, sgprs, exec_rs, w_wave, w_grp, g_id, d,
+                         pc_rs, inst_rs):
         """The commit record of each retired instruction: the vector results are collected
         per wave slot from the vector units' writes, VCC from the SGPR file's writes. A fast
         vector instruction's are taken as it is done (its wave's next may write next), into a
@@ -1844,9 +1881,9 @@ class PipelinedComputeUnit(wiring.Component):
                         with m.If(wr.payload.mask[j]):
                             m.d.sync += word[32 * j:32 * (j + 1)].eq(wr.payload.data[j])
         with m.If(retire_now):
-            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(w_pc[rs]),
-                         tr.inst.eq(Mux(rec.step | rec.own, rec.t_inst, w_inst[rs])),
-                         tr.exec.eq(w_exec[rs]), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
+            m.d.sync += [tr.slot.eq(rs), tr.pc.eq(pc_rs),
+                         tr.inst.eq(Mux(rec.step | rec.own, rec.t_inst, inst_rs)),
+                         tr.exec.eq(exec_rs), tr.scc.eq(scc_after), tr.mode.eq(mode_after),
                          tr.exec_after.eq(exec_after), tr.vcc_after.eq(vcc_after),
                          tr.m0.eq(m0_after), tr.wave.eq(w_wave[rs]),
                          tr.group.eq(g_id[w_grp[rs]]),
