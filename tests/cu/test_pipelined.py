@@ -352,6 +352,18 @@ FOLLOW_PROGRAM = """
 """
 
 
+def _check_follow_run(run, *, buffer):
+    """No trap, the golden model's commit trace (each record's words too, wave by wave) and
+    buffer ``buffer``'s contents."""
+    assert run.trap.cause == TrapCause.NONE
+    assert len(run.records) == len(run.emu_records)
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
+    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
+    assert np.array_equal(run.memory[buffer], run.emu_memory[buffer])
+
+
 @pytest.mark.parametrize("lanes, waves", [(16, 1), (8, 2),
                                            pytest.param(4, 3, marks=pytest.mark.slow)])
 def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes, waves):
@@ -363,13 +375,7 @@ def test_scalar_instructions_after_fast_ones_in_flight_match_golden_model(lanes,
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), FOLLOW_PROGRAM,
                      np.arange(64 * waves, dtype=np.uint32) * 3, global_size=64 * waves,
                      local_size=64 * waves, latency=(1, 5), seed=lanes, max_cycles=20_000)
-    assert run.trap.cause == TrapCause.NONE
-    assert len(run.records) == len(run.emu_records)
-    problems = compare_traces(run.emu_records, run.records)
-    assert not problems, "\n".join(map(str, problems))
-    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
-    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
-    assert np.array_equal(run.memory[0], run.emu_memory[0])
+    _check_follow_run(run, buffer=0)
 
 
 #: buffer loads and stores after a fast vector instruction in flight: one that follows it
@@ -441,13 +447,7 @@ def test_buffer_instructions_after_a_fast_one_in_flight_match_golden_model(lanes
                      np.zeros(64 * waves + 512, dtype=np.uint32),
                      global_size=64 * waves, local_size=64 * waves, latency=(1, 5), seed=lanes,
                      max_cycles=20_000)
-    assert run.trap.cause == TrapCause.NONE
-    assert len(run.records) == len(run.emu_records)
-    problems = compare_traces(run.emu_records, run.records)
-    assert not problems, "\n".join(map(str, problems))
-    emu, rtl = per_wave(run.emu_records), per_wave(run.records)
-    assert all([r["words"][0] for r in rtl[k]] == [r["words"][0] for r in emu[k]] for k in emu)
-    assert np.array_equal(run.memory[1], run.emu_memory[1])
+    _check_follow_run(run, buffer=1)
 
 
 @pytest.mark.slow
