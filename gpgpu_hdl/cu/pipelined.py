@@ -159,7 +159,7 @@ _ACTION = data.StructLayout({
 #: the SGPR file's three read addresses for an instruction
 _PORTS = data.ArrayLayout(7, 3)
 _KIND = data.StructLayout({"smem": 1, "fast": 1, "slow": 1, "buf": 1, "lds": 1, "end": 1,
-                           "jump": 1})
+                           "jump": 1, "load": 1})
 
 
 def _retire_layout(slots: int) -> data.StructLayout:
@@ -350,13 +350,11 @@ class PipelinedComputeUnit(wiring.Component):
         # the instruction buffer: a decoded instruction per wave (its words, control word,
         # format, operand codes, the PC after it and its size, which vector unit), in LUT RAM
         # written at decode and read by the issue stage at the picked wave's slot (``ib``);
-        # what issue needs of it for every wave as registers: flags (:data:`_KIND`), and
-        # whether it is a buffer load (``b_load``)
+        # what issue needs of it for every wave as registers: flags (:data:`_KIND`)
         m.submodules.ibuf = ibuf = memory.Memory(shape=_BUFFERED, depth=W, init=[])
         ib_w, ib_r = ibuf.write_port(), ibuf.read_port(domain="comb")
         ib = ib_r.data
         b_range = warr("b_range", 1)         # the PC is outside the code: a trap at issue
-        b_load = warr("b_load", 1)
         # a fast vector instruction that may follow the wave's last one in flight: stage 3
         # cannot trap it and it reads no scalar register that one writes (compared after
         # decode); ``b_after``: it reads a VGPR that one writes (it then waits for that one's
@@ -573,7 +571,8 @@ class PipelinedComputeUnit(wiring.Component):
                      e_kind.slow.eq(e_vector & (e_path == _TO_SLOW)),
                      e_kind.buf.eq((e.ctl.unit == XUnit.BUF) & (e.ctl.mem != MemKind.NOP)),
                      e_kind.lds.eq(e.ctl.unit == XUnit.DS),
-                     e_kind.end.eq((e.ctl.unit == XUnit.SPEC) & (e.ctl.spec == Spec.ENDPGM))]
+                     e_kind.end.eq((e.ctl.unit == XUnit.SPEC) & (e.ctl.spec == Spec.ENDPGM)),
+                     e_kind.load.eq((e.ctl.unit == XUnit.BUF) & (e.ctl.mem == MemKind.LOAD))]
         with m.If(e.ctl.unit == XUnit.SPEC), m.Switch(e.ctl.spec), m.Case(*_JUMPS):
             m.d.comb += e_kind.jump.eq(1)
         e_size8 = e.size64 | e_fields.has_lit | e_fields.setreg_imm
@@ -723,7 +722,7 @@ class PipelinedComputeUnit(wiring.Component):
         m.d.comb += [ibp_w.en.eq(e2.valid), ibp_w.addr.eq(e2.slot), ibp_w.data.port.eq(e2_port),
                      ibp_w.data.rel.eq(e2_rel)]
         with m.If(e.valid):
-            m.d.sync += [b_kind[e.slot].eq(e_kind), b_load[e.slot].eq(e.ctl.mem == MemKind.LOAD),
+            m.d.sync += [b_kind[e.slot].eq(e_kind),
                          b_chain[e.slot].eq(0), b_after[e.slot].eq(1), b_cin[e.slot].eq(0),
                          b_vfs[e.slot].eq(0),
                          b_range[e.slot].eq(0), w_buf[e.slot].eq(1), w_fetching[e.slot].eq(0)]
@@ -796,7 +795,7 @@ class PipelinedComputeUnit(wiring.Component):
                             (b_vfs[i] & w_vlet[i])),
                            Mux(b_kind[i].buf,
                                b_chain[i] & (w_flight[i] == 1) &
-                               (w_slet[i] | (w_chain[i] & (~b_load[i] |
+                               (w_slet[i] | (w_chain[i] & (~b_kind[i].load |
                                                            (w_unwoke[i] == 0)))),
                                b_chain[i] & ~w_sold[i] &
                                (w_chain[i] | (w_slet[i] & ~b_kind[i].end)))))
@@ -1227,6 +1226,15 @@ class PipelinedComputeUnit(wiring.Component):
                                                          act3.s_index, ops.sdst)),
                                  spec_rec.sw_data.eq(sv[0])]
 
+        def head_may_go(queue, out, older):
+            """Whether the head of done queue ``queue`` (its record ``out``) may retire: it did
+            not follow an older instruction of its wave that it waits for (``fol``), or that
+            one has retired (``older``: a bit per slot, set while it has not); whether it has
+            is a register, 0 in the cycle after the head moves."""
+            ok = Signal()
+            m.d.sync += ok.eq(queue.r_rdy & ~queue.r_en & ~Cat(older).bit_select(out.slot, 1))
+            return queue.r_rdy & (~out.fol | ok)
+
         def completions(name, tags, done, keep, derive=(), depth=W + 1):
             """A unit's completed instructions on their way to retirement: the queue (of the
             record's fields ``keep``, see :func:`narrow`), the record to fill in and the record
@@ -1381,19 +1389,12 @@ class PipelinedComputeUnit(wiring.Component):
         # vector one that followed a scalar one waits for it, below; the others' queues never
         # wait, so nothing waits for ever)
         # a fast vector instruction that followed a scalar ALU one (``fol``) waits for that
-        # one; whether it still does is a register (0 in the cycle after the head moves)
-        valu_ok = Signal()
-        m.d.sync += valu_ok.eq(valu_dq.r_rdy & ~valu_dq.r_en &
-                               ~Cat(w_sold).bit_select(valu_out.slot, 1))
-        pick_valu = valu_dq.r_rdy & (~valu_out.fol | valu_ok)
+        # one (``w_sold``), and a buffer instruction that followed a fast vector one for that
+        # one (``w_bold``; the units after it wait as well: its wait is rare, and so the picks
+        # after it do not depend on the record it reads; nothing it waits for is theirs)
+        pick_valu = head_may_go(valu_dq, valu_out, w_sold)
         pick_salu = ~pick_valu & salu_q.valid
-        # and a buffer instruction that followed a fast vector one, for that one (the units
-        # after it wait as well: its wait is rare, and so the picks after it do not depend on
-        # the record it reads; nothing it waits for is theirs)
-        buf_ok = Signal()
-        m.d.sync += buf_ok.eq(buf_dq.r_rdy & ~buf_dq.r_en &
-                              ~Cat(w_bold).bit_select(buf_out.slot, 1))
-        pick_buf = ~pick_valu & ~pick_salu & buf_dq.r_rdy & (~buf_out.fol | buf_ok)
+        pick_buf = ~pick_valu & ~pick_salu & head_may_go(buf_dq, buf_out, w_bold)
         pick_slow = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & slow_dq.r_rdy
         pick_lds = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & ~pick_slow & lds_ready
         before_spec = ~pick_valu & ~pick_salu & ~buf_dq.r_rdy & ~pick_slow & ~pick_lds
@@ -1551,18 +1552,15 @@ class PipelinedComputeUnit(wiring.Component):
             with m.Elif(fed ^ woke):
                 m.d.sync += w_unwoke[i].eq(w_unwoke[i] + fed - woke)
             # a fast vector instruction that followed a scalar ALU one: that one retires first
-            # (until then no scalar one follows; a fast one may follow it once it is alone)
-            after_s = w_vlet[i] & (w_flight[i] != 0)
-            with m.If((launching & (lw.slot == i)) | dec):
-                m.d.sync += w_sold[i].eq(0)
-            with m.Elif(inc):
-                m.d.sync += w_sold[i].eq(after_s)
+            # (until then no scalar one follows; a fast one may follow it once it is alone);
             # a buffer instruction that followed a fast vector one: when that one retires, it
             # is alone in flight, and a load or store may follow it (nothing follows the two)
+            after_s = w_vlet[i] & (w_flight[i] != 0)
             with m.If((launching & (lw.slot == i)) | dec):
-                m.d.sync += w_bold[i].eq(0)
+                m.d.sync += [w_sold[i].eq(0), w_bold[i].eq(0)]
             with m.Elif(inc):
-                m.d.sync += w_bold[i].eq(b_kind[i].buf & w_chain[i] & (w_flight[i] != 0))
+                m.d.sync += [w_sold[i].eq(after_s),
+                             w_bold[i].eq(b_kind[i].buf & w_chain[i] & (w_flight[i] != 0))]
             with m.If(inc):
                 vd = ib.ops.vdst[:8]
                 other = w_fsw[i] & (ib.ops.mask_dst[1:7] != w_fcode[i][1:])
