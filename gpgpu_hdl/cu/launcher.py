@@ -7,8 +7,10 @@ starts each wave as the code object's header asks (the ABI of
 :func:`gpgpu_hdl.dispatch.wave_start`): its SGPRs (:func:`~.abi.sgpr_init_values`, one dword a cycle
 into the SGPR file's write port), ``v0``..``v2`` with the work-item ids (a pass of ``lanes``
 lanes at a time into the VGPR file), then the wave itself, handed to the unit on ``wave``.
-The ids are stepped one lane a cycle, as the multi-cycle unit does, so a wave takes about
-``64 x (ids + 1)`` cycles to start; the unit runs the waves already started meanwhile.
+The ids are stepped one lane a cycle, the lane's x, y and z together, while its SGPR values
+are queued, so a wave takes about ``64 + 64 / lanes x (ids + 1)`` cycles to start however
+many id components it has (each pass's components leave a cycle apart); the unit runs the
+waves already started meanwhile.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -159,13 +161,16 @@ class WaveLauncher(wiring.Component):
         # state) starts at a register
         more = Signal(name="wave_more")
         slot = Signal(range(W))
-        wave_x0, wave_y0, wave_z0 = Signal(11), Signal(11), Signal(11)
+        # the next lane's ids (x, y, z): they run on from one wave of the workgroup to the next
         lane_x, lane_y, lane_z = Signal(11), Signal(11), Signal(11)
         lane = Signal(7)
-        vid = Signal(2)
-        ids = Signal(data.ArrayLayout(32, L))          # a pass of ids
+        vid = Signal(2)                  # the id component a pass's write is for
+        # a pass of ids of each component, the lane's three stepped together (a wave's ids
+        # take 64 cycles however many components it has); 11 bits a lane (ids are < 1024)
+        ids = [Signal(data.ArrayLayout(11, L), name=f"ids_{'xyz'[k]}") for k in range(3)]
         init_i = Signal(6)
         init_idx = Signal(7)
+        s_busy = Signal()                # the wave's SGPR values are being queued
 
         # the wave's private segment offset (wave x the bytes per wave), stepped with the wave
         wave_offset = Signal(32)
@@ -178,9 +183,9 @@ class WaveLauncher(wiring.Component):
         # write ports' ``ready`` (the unit's arbitration of each port is late in the cycle):
         # the SGPR writes through a queue of two, whose room is its registered level (the init
         # table's select is several LUT levels deep; the unit's write port and the file's
-        # copies follow), a pass of ids from its own register (``v_valid`` holds one; the next
-        # pass takes ``lanes`` cycles to step, so the register is empty again by then unless
-        # the port was busy all that time). The slot is the wave's: it changes only once both
+        # copies follow), a pass of ids from its own register (``v_valid`` holds one, and it
+        # takes the next in the cycle it leaves). The SGPR values are queued while the ids are
+        # stepped (the two ports are apart). The slot is the wave's: it changes only once both
         # are empty.
         m.submodules.sgpr_queue = sq = fifo.SyncFIFO(width=7 + 64, depth=2)
         v_valid, v_pass, v_reg = Signal(), Signal(range(64 // L)), Signal(2)
@@ -195,8 +200,30 @@ class WaveLauncher(wiring.Component):
                      self.vgpr.payload.pass_.eq(v_pass), self.vgpr.payload.reg.eq(v_reg),
                      self.vgpr.payload.data.eq(v_data),
                      self.vgpr.payload.mask.eq((1 << L) - 1)]
+        v_free = Signal()                # the pass register is empty in the next cycle
+        m.d.comb += v_free.eq(~v_valid | self.vgpr.ready)
         with m.If(self.vgpr.ready):
             m.d.sync += v_valid.eq(0)
+
+        # the SGPR values: the next from the init table into a register (``s_valid``) while
+        # the queue takes the one before (the table's select is several LUT levels deep: it
+        # ends at a register, not at the queue's memory), a value a cycle
+        s_valid, s_en = Signal(), Signal()
+        s_entry = Signal(7 + 64)
+        push = Signal()
+        m.d.comb += [push.eq(s_valid & sq.w_rdy), sq.w_en.eq(push & s_en),
+                     sq.w_data.eq(s_entry)]
+        with m.If(push):
+            m.d.sync += s_valid.eq(0)
+        with m.If(s_busy & (~s_valid | push)), m.Switch(init_i):
+            for i, (en, value, restart) in enumerate(init_values):
+                with m.Case(i):
+                    idx = Mux(restart, d.user_sgpr_count, init_idx)
+                    m.d.sync += [s_valid.eq(1), s_en.eq(en), s_entry.eq(Cat(idx, value)),
+                                 init_idx.eq(Mux(en, idx + 1, idx)), init_i.eq(init_i + 1)]
+                    if i == n_init - 1:
+                        m.d.sync += s_busy.eq(0)
+
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += offer.ready.eq(fits & ~self.start)
@@ -206,7 +233,7 @@ class WaveLauncher(wiring.Component):
                                  gid.eq(offer.payload.id),
                                  *(size[i].eq(o_size[i]) for i in range(3)),
                                  wave.eq(0), wave_offset.eq(0),
-                                 wave_x0.eq(0), wave_y0.eq(0), wave_z0.eq(0)]
+                                 lane_x.eq(0), lane_y.eq(0), lane_z.eq(0)]
                     m.next = "SIZE"
 
             with m.State("SIZE"):
@@ -230,32 +257,18 @@ class WaveLauncher(wiring.Component):
                 with m.If(~more):
                     m.next = "IDLE"
                 with m.Else():
-                    # (and the ids' counters for state IDS, from the wave's first lane)
                     m.d.sync += [slot.eq(free_slot), init_i.eq(0), init_idx.eq(0),
-                                 lane.eq(0), vid.eq(0), lane_x.eq(wave_x0), lane_y.eq(wave_y0),
-                                 lane_z.eq(wave_z0)]
-                    m.next = "SGPR"
-
-            with m.State("SGPR"):
-                m.d.comb += self.active.eq(1)
-                # the next value into the queue while it has room
-                with m.If(sq.w_rdy), m.Switch(init_i):
-                    for i, (en, value, restart) in enumerate(init_values):
-                        with m.Case(i):
-                            idx = Mux(restart, d.user_sgpr_count, init_idx)
-                            m.d.comb += [sq.w_en.eq(en), sq.w_data.eq(Cat(idx, value))]
-                            m.d.sync += [init_idx.eq(Mux(en, idx + 1, idx)),
-                                         init_i.eq(init_i + 1)]
-                            if i == n_init - 1:
-                                m.next = "IDS"
+                                 s_busy.eq(1), lane.eq(0)]
+                    m.next = "IDS"
 
             with m.State("IDS"):
-                # one lane a cycle into a pass of ids; the pass is written when it is full
+                # one lane a cycle, its three ids into the passes; written when they are full
                 m.d.comb += self.active.eq(1)
                 flat = Signal(22)
                 m.d.comb += flat.eq((wave << 6) + lane[:6])
-                lid = Mux(vid == 0, lane_x, Mux(vid == 1, lane_y, lane_z))
-                m.d.sync += ids[lane[:6] % L].eq(Mux(flat < items, lid, 0))
+                inside = flat < items
+                for k, lid in enumerate((lane_x, lane_y, lane_z)):
+                    m.d.sync += ids[k][lane[:6] % L].eq(Mux(inside, lid, 0))
                 with m.If(lane_x != size_m1[0]):
                     m.d.sync += lane_x.eq(lane_x + 1)
                 with m.Else():
@@ -266,25 +279,24 @@ class WaveLauncher(wiring.Component):
                         m.d.sync += [lane_y.eq(0), lane_z.eq(lane_z + 1)]
                 m.d.sync += lane.eq(lane + 1)
                 with m.If(lane[:6] % L == L - 1):
+                    m.d.sync += vid.eq(0)
                     m.next = "WRITE"
 
             with m.State("WRITE"):
+                # the pass's components into the pass register, one a cycle as it frees
                 last = Signal(7)
                 m.d.comb += [last.eq(lane - 1), self.active.eq(1)]
-                with m.If(~v_valid):
+                with m.If(v_free):
                     m.d.sync += [v_valid.eq(1), v_pass.eq(last[:6] // L), v_reg.eq(vid),
-                                 v_data.eq(ids)]
-                    with m.If(lane[:7] == 64):
-                        m.d.sync += [lane.eq(0), vid.eq(vid + 1)]
-                        with m.If(vid == d.vgpr_ids):
+                                 vid.eq(vid + 1)]
+                    m.d.sync += [v_data[j].eq(Mux(vid[1], ids[2][j],
+                                                  Mux(vid[0], ids[1][j], ids[0][j])))
+                                 for j in range(L)]
+                    with m.If(vid == d.vgpr_ids):
+                        with m.If(lane[:7] == 64):
                             m.next = "START"
                         with m.Else():
-                            # the next id component starts again from the wave's first lane
-                            m.d.sync += [lane_x.eq(wave_x0), lane_y.eq(wave_y0),
-                                         lane_z.eq(wave_z0)]
                             m.next = "IDS"
-                    with m.Else():
-                        m.next = "IDS"
 
             with m.State("START"):
                 m.d.comb += self.active.eq(1)
@@ -296,14 +308,12 @@ class WaveLauncher(wiring.Component):
                 exec_ = Mux(rem[6:] != 0, (1 << 64) - 1, Cat((low > i) for i in range(64)))
                 w = self.wave.payload
                 # (once the last SGPR write and the last pass of ids have left)
-                written = ~sq.r_rdy & ~v_valid
+                written = ~s_busy & ~s_valid & ~sq.r_rdy & ~v_valid
                 m.d.comb += [self.wave.valid.eq(written), w.slot.eq(slot), w.group.eq(grp),
                              w.wave.eq(wave), w.exec.eq(exec_),
                              w.first.eq(wave == 0), w.waves.eq(nwaves), w.id.eq(gid)]
                 with m.If(self.wave.ready & written):
                     m.d.sync += [wave.eq(wave + 1), more.eq(wave + 1 != nwaves),
-                                 wave_offset.eq(wave_offset + d.scratch_wave_bytes),
-                                 wave_x0.eq(lane_x), wave_y0.eq(lane_y),
-                                 wave_z0.eq(lane_z)]
+                                 wave_offset.eq(wave_offset + d.scratch_wave_bytes)]
                     m.next = "WAVE"
         return m

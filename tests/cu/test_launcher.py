@@ -146,3 +146,48 @@ def test_resources_when_no_workgroup_can_fit(local, slots, never):
         assert ctx.get(launcher.groups.ready) == (not never)
 
     simulate(launcher, bench, clock=1e-8)
+
+
+@pytest.mark.parametrize("lanes", [4, 16])
+@pytest.mark.parametrize("ids", [0, 2])
+def test_a_wave_starts_in_64_cycles_and_a_write_per_pass_and_id(lanes, ids):
+    """With the ports always ready, the waves of a workgroup start one lane's ids a cycle, its
+    x, y and z together, and the SGPR values beside them: a wave every ``64 + 64 / lanes x
+    (ids + 1)`` cycles and a couple more (the states between waves), not 64 cycles per id
+    component and the SGPR values after them. The ids are what the ABI says (above)."""
+    code_t = {"enable_vgpr_workitem_id": ids, "enable_sgpr_workgroup_id_y": 1,
+              "enable_sgpr_workgroup_info": 1, "enable_sgpr_dispatch_ptr": 1,
+              "user_sgpr_count": 4}
+    local = (8, 4, 8) if ids == 2 else (256, 1, 1)
+    d = Dispatch(_header(**code_t), 0x10100, 0x20000, 0x30000, local, local)
+    launcher = WaveLauncher(lanes=lanes, slots=4, vgprs=8)
+    starts = []
+
+    async def bench(ctx):
+        ctx.set(launcher.dispatch, DispatchLayout.const(dispatch_fields(d, 4, 3)))
+        ctx.set(launcher.free, 0b1111)
+        ctx.set(launcher.groups.payload.id, [0, 0, 0])
+        ctx.set(launcher.groups.payload.base, [0, 0, 0])
+        ctx.set(launcher.groups.valid, 1)
+        for sig in (launcher.sgpr.ready, launcher.vgpr.ready, launcher.wave.ready):
+            ctx.set(sig, 1)
+        ctx.set(launcher.start, 1)
+        await ctx.tick()
+        ctx.set(launcher.start, 0)
+        for cycle in range(2000):
+            taken = ctx.get(launcher.groups.ready)
+            started = ctx.get(launcher.wave.valid)
+            slot = ctx.get(launcher.wave.payload.slot)
+            await ctx.tick()
+            if taken:                   # one workgroup
+                ctx.set(launcher.groups.valid, 0)
+            if started:
+                starts.append(cycle)
+                ctx.set(launcher.free, ctx.get(launcher.free) & ~(1 << slot))
+            if len(starts) == 4:
+                break
+
+    simulate(launcher, bench, clock=1e-8)
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    per_wave = 64 + 64 // lanes * (ids + 1)
+    assert len(starts) == 4 and all(per_wave <= g <= per_wave + 3 for g in gaps), (gaps, per_wave)
