@@ -444,9 +444,11 @@ class PipelinedComputeUnit(wiring.Component):
                 m.d.sync += load_n.eq(load_n + 1)
             with m.If((d.code_dwords == 0) | (rsp.valid & (load_n + 1 == d.code_dwords))):
                 m.d.sync += loading.eq(0)
-        # the launcher waits for the code
+        # the launcher writes the first waves' registers while the code loads (it uses neither
+        # the memory port nor the instruction banks); a wave starts, and is fetched, once the
+        # code is in (a trap, RESOURCES too, stops the unit only after the load: ``drained``)
         take_groups = Signal()
-        m.d.comb += [take_groups.eq(~loading & running & ~stopping),
+        m.d.comb += [take_groups.eq(running & ~stopping),
                      launcher.groups.payload.eq(offer.payload),
                      launcher.groups.valid.eq(offer.valid & take_groups),
                      offer.ready.eq(launcher.groups.ready & take_groups)]
@@ -460,8 +462,8 @@ class PipelinedComputeUnit(wiring.Component):
         lw = launcher.wave.payload
         launching = Signal()
         r1_valid = Signal()                 # the retire stage's second cycle (see retire)
-        m.d.comb += [launcher.wave.ready.eq(~r1_valid),
-                     launching.eq(launcher.wave.valid & ~r1_valid)]
+        m.d.comb += [launcher.wave.ready.eq(~r1_valid & ~loading),
+                     launching.eq(launcher.wave.valid & ~r1_valid & ~loading)]
         with m.If(launching):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_buf[s].eq(0),

@@ -712,3 +712,25 @@ def test_vecadd_binary_matches_golden_model(lanes, latency):
     assert not problems, "\n".join(map(str, problems))
     assert np.array_equal(run.memory[2], a + b)
     assert np.array_equal(run.memory[2], run.emu_memory[2])
+
+
+def test_a_launch_that_cannot_fit_traps_after_the_code_load():
+    """The launcher takes workgroups while the code loads; a launch whose workgroup needs more
+    waves than the unit has slots traps ``RESOURCES`` then, and the unit says it is done only
+    once every code dword has been answered (a unit that stopped with code answers in flight
+    would take them into its next launch). The dispatch goes to the unit directly: the
+    runtime refuses such a launch itself."""
+    from gpgpu_hdl.dispatch import Dispatch, dispatch_fields
+    from tests.cu.unit_sim import _simulate
+
+    kernel = CodeObject.from_bytes(assemble_kernel("s_nop 0\n" * 63 + "s_endpgm", "k")).kernels[0]
+    words = np.frombuffer(kernel.code, dtype=np.uint32)
+    image = np.zeros(0x2000, dtype=np.uint32)
+    image[0x1000 // 4:0x1000 // 4 + len(words)] = words
+    d = Dispatch(kernel.header, 0x1000, 0x4000, 0x5000, (1024, 1, 1), (1024, 1, 1))
+    fields = dispatch_fields(d, len(words), 8)
+    latency = 9
+    _, _, out, _ = _simulate(_unit, CuConfig(lanes=4, pipeline=True), fields, image,
+                             latency=(latency, latency), max_cycles=2_000, seed=0)
+    assert out["trap"].cause == TrapCause.RESOURCES
+    assert out["cycles"] > len(words) + latency, out["cycles"]
