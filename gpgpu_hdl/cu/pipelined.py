@@ -463,7 +463,7 @@ class PipelinedComputeUnit(wiring.Component):
         launching = Signal()
         r1_valid = Signal()                 # the retire stage's second cycle (see retire)
         m.d.comb += [launcher.wave.ready.eq(~r1_valid & ~loading),
-                     launching.eq(launcher.wave.valid & ~r1_valid & ~loading)]
+                     launching.eq(launcher.wave.valid & launcher.wave.ready)]
         with m.If(launching):
             s = lw.slot
             m.d.sync += [w_live[s].eq(1), w_bar[s].eq(0), w_buf[s].eq(0),
