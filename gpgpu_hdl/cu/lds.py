@@ -81,7 +81,7 @@ from .dsp import check_style
 from .counter import below_next, count_next
 from .landing import LandingRam
 from .pair_fifo import PairFifo
-from .vgpr_file import vgpr_layouts
+from .vgpr_file import read_banks, vgpr_layouts
 
 __all__ = ["DS_ATOMICS", "LANDING", "LdsUnit", "issue_control", "lds_issue_layout"]
 
@@ -357,7 +357,7 @@ class LdsUnit(wiring.Component):
         ]
         rq = Signal(read_layout, name="q_request")
         m.d.comb += [rq.slot.eq(q.slot), rq.pass_.eq(q_pass), requests.w_data.eq(rq),
-                     route.w_data.eq(q_half)]
+                     rq.banks.eq(read_banks(rq.regs)), route.w_data.eq(q_half)]
         with m.If(~q_half):
             m.d.comb += [rq.regs[0].reg.eq(q.addr), rq.regs[0].valid.eq(1),
                          rq.regs[1].reg.eq(q.data0), rq.regs[1].valid.eq(q.kind != MemKind.LOAD),

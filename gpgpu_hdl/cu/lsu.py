@@ -129,7 +129,7 @@ from .dsp import Mul18, check_style
 from .counter import below_next, count_next
 from .landing import LandingRam
 from .pair_fifo import PairFifo
-from .vgpr_file import vgpr_layouts
+from .vgpr_file import read_banks, vgpr_layouts
 
 __all__ = ["BUFFER_ATOMICS", "BufferUnit", "buffer_issue_layout", "issue_control",
            "LANDING_DEPTH"]
@@ -428,7 +428,7 @@ class BufferUnit(wiring.Component):
         ]
         rq = data.View(read_layout, Signal(read_layout.size, name="q_request"))
         m.d.comb += [rq.slot.eq(q.slot), rq.pass_.eq(q_pass), requests.w_data.eq(rq),
-                     route.w_data.eq(q_half)]
+                     rq.banks.eq(read_banks(rq.regs)), route.w_data.eq(q_half)]
         with m.If(~q_half):
             m.d.comb += [rq.regs[0].reg.eq(q.vaddr), rq.regs[0].valid.eq(q_need0),
                          rq.regs[1].reg.eq(q.vaddr + 1), rq.regs[1].valid.eq(q_need1),

@@ -66,7 +66,7 @@ from .scalar_alu import PipelinedScalarAlu, ScalarDecode, scalar_control
 from .sgpr_file import VCC, SgprFile
 from .slow_unit import SlowVectorUnit
 from .vector_unit import VectorUnit
-from .vgpr_file import VgprFile
+from .vgpr_file import BANKS, VgprFile
 
 __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 
@@ -256,7 +256,8 @@ class PipelinedComputeUnit(wiring.Component):
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
         has_lds = self._plan.lds and cfg.lds_bytes > 0
         vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources,
-                                          readers=4 if has_lds else 3, ram=self._ram))
+                                          readers=4 if has_lds else 3, collectors=2,
+                                          ram=self._ram))
         m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
         m.submodules.salu_decode = sdec = ScalarDecode()
         m.submodules.valu_decode = fdec = FastDecode()
@@ -1601,25 +1602,33 @@ class PipelinedComputeUnit(wiring.Component):
         with m.If((launching & lw.first) | g_rem_w):
             m.d.sync += g_rem[gs].eq(Mux(launching, lw.waves, g_rem_new))
 
-        # --- VGPR file write port: the vector unit, the buffer unit's loads, the slow unit, the
-        # LDS, then the launcher's ids (one-hot grants: the payload is an AND-OR) -------------
+        # --- VGPR file write ports: the vector unit's write-back on the first (it never
+        # waits); on the second, to another bank in the same cycle, the buffer unit's loads,
+        # the slow unit, the LDS, then the launcher's work-item ids (one-hot grants: the
+        # payload is an AND-OR) -------------------------------------------------------------
         vw = vgprs.write
-        writers = [(valu.write.valid, None, valu.write.payload),
-                   (lsu.fill.valid, lsu.fill.ready, lsu.fill.payload),
+        m.d.comb += [vw.valid.eq(valu.write.valid), vw.payload.eq(valu.write.payload)]
+        writers = [(lsu.fill.valid, lsu.fill.ready, lsu.fill.payload),
                    (slow.write.valid, slow.write.ready, slow.write.payload)]
         if has_lds:
             writers.append((lds.write.valid, lds.write.ready, lds.write.payload))
         writers.append((launcher.vgpr.valid, launcher.vgpr.ready, launcher.vgpr.payload))
+        # (the writers' priority does not look at the vector unit's bank, so that the wide
+        # payload's AND-OR is chosen by the writers' ``valid`` alone; the one chosen goes
+        # unless it names that bank: a rare cycle lost for the writers below it)
+        sw = vgprs.side_write
         earlier = Const(0)
-        payload = Const(0, vw.payload.shape().size)
+        going = Const(0)
+        payload = Const(0, sw.payload.shape().size)
+        v_bank = valu.write.payload.reg % BANKS
         for valid, ready, data_ in writers:
-            grant = Signal(name="vgpr_write_grant")
-            m.d.comb += grant.eq(valid & ~earlier)
-            if ready is not None:
-                m.d.comb += ready.eq(~earlier)
-            payload = payload | Mux(grant, Value.cast(data_), 0)
+            pick = Signal(name="vgpr_write_pick")
+            clash = valu.write.valid & (data_.reg % BANKS == v_bank)
+            m.d.comb += [pick.eq(valid & ~earlier), ready.eq(~earlier & ~clash)]
+            payload = payload | Mux(pick, Value.cast(data_), 0)
+            going = going | (pick & ~clash)
             earlier = earlier | valid
-        m.d.comb += [vw.valid.eq(earlier), vw.payload.eq(payload)]
+        m.d.comb += [sw.valid.eq(going), sw.payload.eq(payload)]
         with m.If(valu.busy):
             m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
         with m.If(vgprs.conflict):
@@ -1787,13 +1796,18 @@ class PipelinedComputeUnit(wiring.Component):
 
     @staticmethod
     def _vgpr_reads(m, vgprs, units):
-        """The VGPR file's readers, ``units`` (each with ``read`` and ``operands``; the file
-        takes their requests in turn); the operands go back to the unit that asked (the
-        file's ``reader``)."""
+        """The VGPR file's readers, ``units`` (each with ``read`` and ``operands``): the first
+        (the fast vector unit) has a collector of its own, the others share the second (the
+        file takes their requests in turn), whose operands go back to the unit that asked
+        (the file's ``side_reader``)."""
         for i, u in enumerate(units):
             wiring.connect(m, u.read, vgprs.read[i])
-            m.d.comb += [u.operands.payload.eq(vgprs.operands.payload),
-                         u.operands.valid.eq(vgprs.operands.valid & (vgprs.reader == i))]
+            if i == 0:
+                m.d.comb += [u.operands.payload.eq(vgprs.operands.payload),
+                             u.operands.valid.eq(vgprs.operands.valid)]
+            else:
+                m.d.comb += [u.operands.payload.eq(vgprs.side.payload),
+                             u.operands.valid.eq(vgprs.side.valid & (vgprs.side_reader == i))]
 
     @staticmethod
     def _memory_port(m, req, rsp, loading, smem, lsu, clear):

@@ -53,7 +53,7 @@ from .pair_fifo import PairFifo
 from .slow_alu import SlowLaneAlu, pair_decode
 from .valu import VALU_INT_OPS, ValuOp, _leading_zeros
 from .vector_unit import SOURCES
-from .vgpr_file import vgpr_layouts
+from .vgpr_file import read_banks, vgpr_layouts
 
 __all__ = ["SlowVectorUnit", "is_writelane"]
 
@@ -438,7 +438,8 @@ class SlowVectorUnit(wiring.Component):
         m.d.comb += [self.read.valid.eq(requests.r_rdy), self.read.payload.eq(requests.r_data),
                      requests.r_en.eq(self.read.ready)]
         req = Signal(read_layout, name="seq_request")
-        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req)]
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req),
+                     req.banks.eq(read_banks(req.regs))]
         for k in range(SOURCES):
             hi_valid = (wide[0], wide[1] | wide[2], 0)[k]
             m.d.comb += [req.regs[k].reg.eq(Mux(beat & (k < 2), hi_reg[min(k, 1)],

@@ -41,7 +41,7 @@ from amaranth.lib.wiring import In, Out
 
 from .fast_alu import LATENCY, FastControl, FastLaneAlu
 from .pair_fifo import PairFifo
-from .vgpr_file import VgprFile, vgpr_layouts
+from .vgpr_file import VgprFile, read_banks, vgpr_layouts
 
 __all__ = ["SOURCES", "VectorUnit", "VectorSlice"]
 
@@ -241,7 +241,8 @@ class VectorUnit(wiring.Component):
 
         word = half ^ flip                      # which word of the 64-bit operands
         req = Signal(read_layout, name="seq_request")
-        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req)]
+        m.d.comb += [req.slot.eq(cur.slot), req.pass_.eq(pass_), requests.w_data.eq(req),
+                     req.banks.eq(read_banks(req.regs))]
         out_tag = Signal(tag)
         for k in range(SOURCES):
             s = cur.srcs[k]

@@ -17,6 +17,12 @@ turns later with conflicts): a request taken in the cycle a write is presented i
 reads the new value, one taken earlier the old one (the one-instruction-in-flight rule keeps a
 wave from reading a register its own previous instruction has not written yet).
 
+With two collectors (``collectors=2``), reader 0 has its collector and write port, and the
+other readers share a second collector and write port: each bank's read and write ports serve
+either side in a cycle, so that two requests (and two writes) that name different banks go
+in the same cycle. That is the compute unit's arrangement: the fast vector unit on one side,
+the buffer, slow and LDS units and the launcher on the other.
+
 The collector is a pipeline of five stages, each a few LUT levels deep: *schedule* (the
 request is taken and its read plan registered: which source reads which bank in which turn,
 and which turn each source loads its operand from), *address* (each bank's row, of the source
@@ -28,19 +34,29 @@ its bank's register). So a request's operands come out four cycles after its las
 conflict-free request is taken every cycle.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .bram import RegisteredRam
 from .copy_register import CopyRegister
 from .dsp import check_style
-from .onehot import onehot_index, onehot_mux
+from .onehot import onehot_mux
 
-__all__ = ["BANKS", "VgprFile", "vgpr_layouts"]
+__all__ = ["BANKS", "VgprFile", "read_banks", "vgpr_layouts"]
 
 #: banks, by register number modulo this
 BANKS = 4
+
+
+def read_banks(regs):
+    """The banks a read request's registers ``regs`` (its ``regs`` field) name, one bit each
+    (a register named twice is in one bank): what a reader puts in its request's ``banks``,
+    as it writes the request into its queue, so that :class:`VgprFile` tests it from a
+    register."""
+    return Cat(Cat(r.valid & (r.reg % BANKS == b) for r in regs).any() for b in range(BANKS))
 
 
 def vgpr_layouts(*, lanes: int, slots: int, vgprs: int, sources: int
@@ -50,7 +66,8 @@ def vgpr_layouts(*, lanes: int, slots: int, vgprs: int, sources: int
     head = {"slot": range(slots), "pass_": range(64 // lanes)}
     read = data.StructLayout({
         **head, "regs": data.ArrayLayout(data.StructLayout({"reg": range(vgprs), "valid": 1}),
-                                         sources)})
+                                         sources),
+        "banks": BANKS})
     operands = data.StructLayout({
         **head, "data": data.ArrayLayout(data.ArrayLayout(32, lanes), sources)})
     write = data.StructLayout({
@@ -73,6 +90,14 @@ class VgprFile(wiring.Component):
         Register operands one read request names (at most), e.g. 6 for three 64-bit sources.
     readers : int
         Units that send read requests, each on its own ``read`` stream.
+    collectors : int
+        1: the readers take the banks in turn and share one collector (``operands``). 2:
+        reader 0 has a collector of its own (``operands``) and the others share a second one
+        (``side``): a request of reader 0 and one of another reader are read in the same
+        cycles when they name no bank in common (over all their turns), and in turn when
+        they do (each collector going first in turn), so that reader 0 (the fast vector unit)
+        keeps its pass a cycle while the buffer unit, say, reads its addresses from other
+        banks.
     ram : str
         How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
         ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances whose own
@@ -81,48 +106,74 @@ class VgprFile(wiring.Component):
     Members
     -------
     read : In(stream.Signature(read_layout)).array(readers)
-        Per reader, a pass's operands to read: ``slot``, ``pass_``, and per source ``reg``
-        with ``valid``. One request is taken (``ready``) when the schedule stage is empty or
-        its request has its last turn in this cycle, of the readers asking the first at or
-        after the one after the reader taken last (rotating priority): a request with no two
-        registers in one bank has one turn, in the cycle after it is taken, one with
-        conflicts as many as its busiest bank has registers. The operands come back in the
-        order the requests are taken, with ``reader``.
+        Per reader, a pass's operands to read: ``slot``, ``pass_``, per source ``reg``
+        with ``valid``, and ``banks``, the banks they name (:func:`read_banks` of ``regs``;
+        with 2 collectors the file takes it as given). A collector takes one request
+        (``ready``) when its schedule stage is empty or its request has its last turn in this
+        cycle, of its readers asking the first at or after the one after the reader taken
+        last (rotating priority): a request with no two registers in one bank has one turn,
+        in the cycle after it is taken, one with conflicts as many as its busiest bank has
+        registers. The operands come back in the order a collector takes the requests, with
+        ``reader``.
     operands : Out(stream.Signature(operand_layout, always_ready=True))
         The request's ``slot``, ``pass_`` and each source's data (``lanes`` x 32 bits; 0 for
         a source not named, ``valid`` 0), four cycles after its last turn (five after it is
         taken when it has no conflict), from registers. The consumer takes it at once.
     write : In(stream.Signature(write_layout, always_ready=True))
         ``data`` into register ``reg`` of ``slot`` for the lanes of pass ``pass_`` whose bit of
-        ``mask`` is set; read by the requests taken from this cycle on. (A 64-bit result is
+        ``mask`` is set; read by the requests taken from this cycle on (and by the sources
+        of a request with conflicts that are read in a later turn: turn ``j`` of a request
+        taken ``j`` cycles before or less). (A 64-bit result is
         two writes: choosing between two data words in front of every bank's write port would
         cost about 3,500 LUT4 at 16 lanes.)
     conflict : Out(1)
         High in each cycle a request waits on a bank conflict (its reads but the last).
     reader : Out(range(readers))
         Which reader's request ``operands`` holds (with ``operands.valid``).
+    side : Out(stream.Signature(operand_layout, always_ready=True))
+        With 2 collectors, the second one's operands, as ``operands`` (readers 1 and up).
+    side_reader : Out(range(readers))
+        With 2 collectors, which reader's request ``side`` holds.
+    side_write : In(stream.Signature(write_layout, always_ready=True))
+        With 2 collectors, a second write port, as ``write``, for a register in another bank
+        than the one ``write`` writes in the same cycle (the writers see to it): the
+        banks' write ports take one or the other. (Reads and writes of other units are then
+        not in the fast vector unit's way: matmul_int's loop, 32 lane cycles a wave against 8
+        address reads and 8 load writes, was bound at 80 % VALU busy by one port of each.)
     """
 
     def __init__(self, *, lanes: int = 16, slots: int = 8, vgprs: int = 64,
-                 sources: int = 3, readers: int = 1, ram: str = "generic") -> None:
+                 sources: int = 3, readers: int = 1, collectors: int = 1,
+                 ram: str = "generic") -> None:
         check_style(ram, "ram style")
         if lanes not in (1, 2, 4, 8, 16, 32, 64):
             raise ValueError(f"lanes must be one of 1, 2, 4, 8, 16, 32, 64, not {lanes}")
         if slots < 1 or vgprs < BANKS or vgprs % BANKS or sources < 1 or readers < 1:
             raise ValueError(f"need slots >= 1, vgprs a multiple of {BANKS}, sources >= 1 and "
                              f"readers >= 1, not {slots}, {vgprs}, {sources}, {readers}")
+        if collectors not in (1, 2) or readers < collectors:
+            raise ValueError(f"need 1 or 2 collectors and at least as many readers, not "
+                             f"{collectors} and {readers}")
         self._lanes, self._slots, self._vgprs, self._sources = lanes, slots, vgprs, sources
+        self._collectors = collectors
         self._passes = 64 // lanes
         self._ram = ram
         self.read_layout, self.operand_layout, self.write_layout = vgpr_layouts(
             lanes=lanes, slots=slots, vgprs=vgprs, sources=sources)
-        super().__init__({
+        members = {
             "read": In(stream.Signature(self.read_layout)).array(readers),
             "operands": Out(stream.Signature(self.operand_layout, always_ready=True)),
             "write": In(stream.Signature(self.write_layout, always_ready=True)),
             "conflict": Out(1),
             "reader": Out(range(readers)),
-        })
+        }
+        if collectors == 2:
+            members.update({
+                "side": Out(stream.Signature(self.operand_layout, always_ready=True)),
+                "side_write": In(stream.Signature(self.write_layout, always_ready=True)),
+                "side_reader": Out(range(readers)),
+            })
+        super().__init__(members)
 
     @property
     def lanes(self) -> int:
@@ -197,6 +248,75 @@ class VgprFile(wiring.Component):
                      plan.one_turn.eq(~clash.any())]
         return plan
 
+    def _schedule(self, m, name, plan, banks, take, reader):
+        """Stage 1 of one collector: the read plan of the request taken (``take``),
+        registered, and its turns. ``reader``: the request's reader index."""
+        n = self._sources
+        sch = SimpleNamespace()
+        sch.valid = Signal(name=f"{name}valid")
+        # the plan's registers have no reset: valid says when they hold a request
+        sch.slot = Signal.like(plan.slot, name=f"{name}slot", reset_less=True)
+        sch.pass_ = Signal.like(plan.pass_, name=f"{name}pass", reset_less=True)
+        sch.reader = Signal(range(len(self.read)), name=f"{name}reader", reset_less=True)
+        sch.row = [Signal(range(self.rows), name=f"{name}row{i}", reset_less=True)
+                   for i in range(n)]
+        sch.reads = [Signal(BANKS, name=f"{name}reads{i}", reset_less=True)  # bank, if read
+                     for i in range(n)]
+        sch.turn = [Signal(range(n), name=f"{name}turn{i}", reset_less=True) for i in range(n)]
+        sch.loads = [Signal(name=f"{name}loads{i}", reset_less=True) for i in range(n)]
+        sch.load_turn = [Signal(range(n), name=f"{name}load_turn{i}", reset_less=True)
+                         for i in range(n)]
+        sch.bank = [Signal(range(BANKS), name=f"{name}bank{i}", reset_less=True)
+                    for i in range(n)]
+        sch.banks = Signal(BANKS, name=f"{name}banks", reset_less=True)   # all its turns'
+        sch.k = Signal(range(n), name=f"{name}k")                          # the turn read
+        # done: the request does its last read in this cycle (no source read in a later
+        # turn), kept in a register so that ``ready`` comes straight from registers and the
+        # grant
+        sch.done = Signal(name=f"{name}done")
+        sch.room = ~sch.valid | sch.done
+        # its banks stay in use in the next cycle (a turn after this one)
+        sch.held = sch.valid & ~sch.done
+        with m.If(sch.valid):
+            m.d.sync += sch.k.eq(Mux(sch.done, 0, sch.k + 1))
+        with m.If(sch.valid & ~sch.done):
+            m.d.sync += sch.done.eq(~Cat(sch.reads[i].any() & (sch.turn[i] > sch.k + 1)
+                                         for i in range(n)).any())
+        with m.Else():
+            m.d.sync += sch.done.eq(0)
+        with m.If(take):
+            m.d.sync += [sch.valid.eq(1), sch.slot.eq(plan.slot), sch.pass_.eq(plan.pass_),
+                         sch.reader.eq(reader), sch.done.eq(plan.one_turn),
+                         sch.banks.eq(banks)]
+            for i in range(n):
+                m.d.sync += [sch.row[i].eq(plan.row[i]), sch.reads[i].eq(plan.reads[i]),
+                             sch.turn[i].eq(plan.turn[i]), sch.loads[i].eq(plan.loads[i]),
+                             sch.load_turn[i].eq(plan.load_turn[i]),
+                             sch.bank[i].eq(plan.bank[i])]
+        with m.Elif(sch.done):
+            m.d.sync += sch.valid.eq(0)
+        return sch
+
+    def _rotation(self, m, name, members):
+        """The readers ``members`` in turn: a one-hot grant of the first asking at or after
+        the one after the reader taken last (each grant bit a function of a register and the
+        requests' ``valid`` alone), and the register's update for a take."""
+        count = len(members)
+        grant = Signal(count, name=f"{name}grant")
+        asking = Cat(self.read[r].valid for r in members)
+        if count == 1:
+            m.d.comb += grant.eq(asking)
+            return grant, asking, []
+        r_turn = Signal(range(count), name=f"{name}r_turn")
+        with m.Switch(r_turn):
+            for t in range(count):
+                with m.Case(t):
+                    for u in reversed([(t + off) % count for off in range(count)]):
+                        with m.If(asking[u]):
+                            m.d.comb += grant.eq(1 << u)
+        step = r_turn.eq(onehot_mux(grant, [(u + 1) % count for u in range(count)]))
+        return grant, asking, [step]
+
     def elaborate(self, platform):
         m = Module()
         n = self._sources
@@ -213,92 +333,102 @@ class VgprFile(wiring.Component):
         # --- writes: their own port, behind a register stage (row, data and each bank's lane
         # enables), so that the writer's logic and the routing to block RAMs spread over the
         # chip are not one path ---------------------------------------------------------------
-        w = self.write.payload
-        w_row = Signal(range(self.rows), name="w_row", reset_less=True)
-        w_data = Signal(32 * self._lanes, name="w_data", reset_less=True)
-        m.d.sync += [w_row.eq(self._row(w.slot, w.reg, w.pass_)), w_data.eq(w.data)]
+        ports = [self.write] + ([self.side_write] if self._collectors == 2 else [])
+        stage = []
+        for j, port in enumerate(ports):
+            p = "" if j == 0 else "side_"
+            w = port.payload
+            w_row = Signal(range(self.rows), name=f"{p}w_row", reset_less=True)
+            w_data = Signal(32 * self._lanes, name=f"{p}w_data", reset_less=True)
+            m.d.sync += [w_row.eq(self._row(w.slot, w.reg, w.pass_)), w_data.eq(w.data)]
+            w_en = [Signal(self._lanes, name=f"{p}w_en{b}") for b in range(BANKS)]
+            w_on = Signal(BANKS, name=f"{p}w_on")
+            for b in range(BANKS):
+                hit = ((w.reg % BANKS) == b) & port.valid
+                m.d.sync += [w_en[b].eq(hit.replicate(self._lanes) & w.mask), w_on[b].eq(hit)]
+            stage.append((w_row, w_data, w_en, w_on))
         for b in range(BANKS):
-            bank = banks[b]
-            w_en = Signal(self._lanes, name=f"w_en{b}")
-            m.d.sync += w_en.eq(((w.reg % BANKS) == b).replicate(self._lanes)
-                                & w.mask & self.write.valid.replicate(self._lanes))
-            m.d.comb += [bank.write_addr.eq(w_row), bank.write_data.eq(w_data),
-                         bank.write_en.eq(w_en)]
+            w_row, w_data, w_en, _ = stage[0]
+            row, word, en = w_row, w_data, w_en[b]
+            if len(stage) == 2:
+                s_row, s_data, s_en, s_on = stage[1]
+                row, word, en = (Mux(s_on[b], s_row, w_row), Mux(s_on[b], s_data, w_data),
+                                 w_en[b] | s_en[b])
+            m.d.comb += [banks[b].write_addr.eq(row), banks[b].write_data.eq(word),
+                         banks[b].write_en.eq(en)]
 
-        # --- stage 1, schedule: the request's read plan, registered as it is taken. A source
-        # is read only at its register's first naming; its turn is the number of registers of
-        # its bank first named before it. A repeated register loads its operand from the read
-        # of its first naming (same bank, same cycle). Each reader's plan is worked out from
-        # its request alone, and the one taken is chosen by AND-OR, so that the choice among
-        # the readers (from their ``valid``) and the plan are side by side, not one path. ----
+        # --- stage 1, schedule: each collector's request's read plan, registered as it is
+        # taken. A source is read only at its register's first naming; its turn is the number
+        # of registers of its bank first named before it. A repeated register loads its
+        # operand from the read of its first naming (same bank, same cycle). Each reader's
+        # plan is worked out from its request alone, and the one taken is chosen by AND-OR,
+        # so that the choice among the readers (from their ``valid``) and the plan are side
+        # by side, not one path. -------------------------------------------------------------
         plan_layout = self._plan_layout()
         plans = [self._plan(m, rd.payload, plan_layout, f"plan{r}")
                  for r, rd in enumerate(self.read)]
-        # the readers in turn: the first asking at or after ``r_turn`` (each grant bit a
-        # function of ``r_turn`` and the requests' ``valid`` alone)
+        sets = [rd.payload.banks for rd in self.read]
         readers = len(self.read)
-        r_turn = Signal(range(readers), name="r_turn")
-        grant = Signal(readers, name="grant")           # one-hot
-        asking = Cat(rd.valid for rd in self.read)
-        with m.Switch(r_turn):
-            for t in range(readers):
-                with m.Case(t):
-                    for u in reversed([(t + off) % readers for off in range(readers)]):
-                        with m.If(asking[u]):
-                            m.d.comb += grant.eq(1 << u)
-        # (a plain signal viewed as the plan: see ``_plan``)
-        plan = data.View(plan_layout, Signal(plan_layout.size, name="plan"))
-        m.d.comb += plan.eq(onehot_mux(grant, plans))
-
-        s_valid = Signal()
-        # the plan's registers have no reset: s_valid says when they hold a request
-        s_slot = Signal.like(plan.slot, name="s_slot", reset_less=True)
-        s_pass = Signal.like(plan.pass_, name="s_pass", reset_less=True)
-        s_reader = Signal(range(readers), name="s_reader", reset_less=True)
-        s_row = [Signal(range(self.rows), name=f"s_row{i}", reset_less=True) for i in range(n)]
-        s_reads = [Signal(BANKS, name=f"s_reads{i}", reset_less=True)     # bank, if read here
-                   for i in range(n)]
-        s_turn = [Signal(range(n), name=f"s_turn{i}", reset_less=True) for i in range(n)]
-        s_loads = [Signal(name=f"s_loads{i}", reset_less=True) for i in range(n)]
-        s_load_turn = [Signal(range(n), name=f"s_load_turn{i}", reset_less=True)
-                       for i in range(n)]
-        s_bank = [Signal(range(BANKS), name=f"s_bank{i}", reset_less=True) for i in range(n)]
-        k = Signal(range(n))                        # the turn being read
-        # s_done: the request does its last read in this cycle (no source read in a later
-        # turn), kept in a register so that ``ready`` comes straight from registers and the
-        # grant
-        s_done = Signal()
-        room = ~s_valid | s_done
-        for r, rd in enumerate(self.read):
-            m.d.comb += rd.ready.eq(room & grant[r])
-        m.d.comb += self.conflict.eq(s_valid & ~s_done)
-        with m.If(s_valid):
-            m.d.sync += k.eq(Mux(s_done, 0, k + 1))
-        with m.If(s_valid & ~s_done):
-            m.d.sync += s_done.eq(~Cat(s_reads[i].any() & (s_turn[i] > k + 1)
-                                       for i in range(n)).any())
-        with m.Else():
-            m.d.sync += s_done.eq(0)
-        with m.If(room & asking.any()):
-            m.d.sync += [s_valid.eq(1), s_slot.eq(plan.slot), s_pass.eq(plan.pass_),
-                         s_reader.eq(onehot_index(grant)), s_done.eq(plan.one_turn),
-                         r_turn.eq(onehot_mux(grant, [(r + 1) % readers
-                                                      for r in range(readers)]))]
-            for i in range(n):
-                m.d.sync += [s_row[i].eq(plan.row[i]), s_reads[i].eq(plan.reads[i]),
-                             s_turn[i].eq(plan.turn[i]), s_loads[i].eq(plan.loads[i]),
-                             s_load_turn[i].eq(plan.load_turn[i]),
-                             s_bank[i].eq(plan.bank[i])]
-        with m.Elif(s_done):
-            m.d.sync += s_valid.eq(0)
+        groups = ([list(range(readers))] if self._collectors == 1
+                  else [[0], list(range(1, readers))])
+        sides = []
+        for g, members in enumerate(groups):
+            side = SimpleNamespace(members=members, take=Signal(name=f"c{g}_take"))
+            side.grant, side.asking, side.step = self._rotation(m, f"c{g}_", members)
+            # (a plain signal viewed as the plan: see ``_plan``)
+            plan = data.View(plan_layout, Signal(plan_layout.size, name=f"c{g}_plan"))
+            m.d.comb += plan.eq(onehot_mux(side.grant, [plans[r] for r in members]))
+            want = Signal(BANKS, name=f"c{g}_want")
+            m.d.comb += want.eq(onehot_mux(side.grant, [sets[r] for r in members]))
+            reader = onehot_mux(side.grant, [Const(r, range(readers)) for r in members])
+            side.schedule = self._schedule(m, "s_" if g == 0 else "t_", plan, want,
+                                           side.take, reader)
+            sides.append(side)
+        schedules = [side.schedule for side in sides]
+        if self._collectors == 1:
+            m.d.comb += sides[0].take.eq(schedules[0].room & sides[0].asking.any())
+        else:
+            # the two collectors' requests read in the same cycles when they name no bank in
+            # common (a request's banks over all its turns). When they do, reader 0 goes
+            # first, and the second collector's request after losing 7 cycles in a row (so
+            # its wait is bounded). Each of the second collector's readers' tests comes from
+            # its own request, beside the rotation's grant, which then picks one: the grant
+            # is not in front of the bank compares.
+            (a, b), (first, other) = schedules, sides
+            fits = Cat(~(a.held & (sets[r] & a.banks).any()) for r in other.members)
+            clash = Cat((sets[r] & sets[0]).any() for r in other.members)
+            ok = [Signal(name=f"c{g}_ok") for g in range(2)]
+            m.d.comb += [ok[0].eq(a.room & self.read[0].valid
+                                  & ~(b.held & (sets[0] & b.banks).any())),
+                         ok[1].eq(b.room & (other.grant & fits).any())]
+            contest = Signal(name="contest")
+            lost = Signal(3, name="side_lost")      # contests the second lost in a row
+            second = lost == 7                      # it goes first
+            m.d.comb += [contest.eq(ok[0] & ok[1] & (other.grant & clash).any()),
+                         first.take.eq(ok[0] & ~(contest & second)),
+                         other.take.eq(ok[1] & ~(contest & ~second))]
+            with m.If(other.take):
+                m.d.sync += lost.eq(0)
+            with m.Elif(contest):
+                m.d.sync += lost.eq(lost + 1)
+        for side in sides:
+            for u, r in enumerate(side.members):
+                m.d.comb += self.read[r].ready.eq(side.take & side.grant[u])
+            with m.If(side.take):
+                m.d.sync += side.step
+        m.d.comb += self.conflict.eq(Cat(s.held for s in schedules).any())
 
         # --- stage 2, address: each bank's row, of the source whose turn it is, into a
         # register (the block RAMs are spread over the chip: their address inputs get a cycle
-        # of routing of their own); stage 3, read ---------------------------------------------
+        # of routing of their own); stage 3, read. The collectors' requests in one cycle name
+        # different banks. -------------------------------------------------------------------
         for b in range(BANKS):
             row = 0
-            for i in range(n):
-                row = row | Mux(s_reads[i][b] & (s_turn[i] == k), s_row[i], 0)
+            for s in schedules:
+                # (with one collector its stale plan may name a row: nothing loads it then)
+                live = s.valid if len(schedules) > 1 else 1
+                for i in range(n):
+                    row = row | Mux(live & s.reads[i][b] & (s.turn[i] == s.k), s.row[i], 0)
             a_row = Signal(range(self.rows), name=f"a_row{b}", reset_less=True)
             m.d.sync += a_row.eq(row)
             m.d.comb += banks[b].read_addr.eq(a_row)
@@ -315,26 +445,34 @@ class VgprFile(wiring.Component):
                 value = reg
             return value
 
-        load = delayed(Cat(s_valid & s_loads[i] & (s_load_turn[i] == k) for i in range(n)),
-                       "load", 2)
-        # a source not named: its operand register is cleared with the request's last turn
-        clear = delayed(Cat(s_valid & s_done & ~s_loads[i] for i in range(n)), "clear", 2)
-        bank = delayed(Cat(s_bank[i] for i in range(n)), "bank", 2)
-        for lane in range(self._lanes):
-            m.submodules[f"lane{lane}"] = collect = _LaneCollect(n, copy=lane,
-                                                                    style=self._ram)
-            m.d.comb += [collect.load.eq(load), collect.clear.eq(clear),
-                         collect.bank.eq(bank)]
-            for b in range(BANKS):
-                m.d.comb += collect.bank_data[b].eq(
-                    banks[b].read_data[32 * lane:32 * (lane + 1)])
-            for i in range(n):
-                m.d.comb += self.operands.payload.data[i][lane].eq(collect.operands[i])
-        m.d.sync += [self.operands.valid.eq(delayed(s_done, "done", 3, reset_less=False)),
-                     self.operands.payload.slot.eq(delayed(s_slot, "slot", 3)),
-                     self.operands.payload.pass_.eq(delayed(s_pass, "pass", 3)),
-                     self.reader.eq(delayed(s_reader, "reader", 3))]
+        outputs = [(self.operands, self.reader)]
+        if self._collectors == 2:
+            outputs.append((self.side, self.side_reader))
+        for g, (s, (stream_, reader)) in enumerate(zip(schedules, outputs, strict=True)):
+            p = "" if g == 0 else "side_"
+            load = delayed(Cat(s.valid & s.loads[i] & (s.load_turn[i] == s.k)
+                               for i in range(n)), f"{p}load", 2)
+            # a source not named: its operand register is cleared with the request's last turn
+            clear = delayed(Cat(s.valid & s.done & ~s.loads[i] for i in range(n)),
+                            f"{p}clear", 2)
+            bank = delayed(Cat(s.bank[i] for i in range(n)), f"{p}bank", 2)
+            for lane in range(self._lanes):
+                m.submodules[f"{p}lane{lane}"] = collect = _LaneCollect(n, copy=lane,
+                                                                         style=self._ram)
+                m.d.comb += [collect.load.eq(load), collect.clear.eq(clear),
+                             collect.bank.eq(bank)]
+                for b in range(BANKS):
+                    m.d.comb += collect.bank_data[b].eq(
+                        banks[b].read_data[32 * lane:32 * (lane + 1)])
+                for i in range(n):
+                    m.d.comb += stream_.payload.data[i][lane].eq(collect.operands[i])
+            m.d.sync += [stream_.valid.eq(delayed(s.done, f"{p}done", 3, reset_less=False)),
+                         stream_.payload.slot.eq(delayed(s.slot, f"{p}slot", 3)),
+                         stream_.payload.pass_.eq(delayed(s.pass_, f"{p}pass", 3)),
+                         reader.eq(delayed(s.reader, f"{p}reader", 3))]
         return m
+
+
 
 
 class _LaneCollect(wiring.Component):

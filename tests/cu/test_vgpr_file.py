@@ -24,6 +24,21 @@ def expected_cycles(regs: list[int | None]) -> int:
     return max((len(s) for s in per_bank.values()), default=1)
 
 
+def random_registers(rng, sources: int, vgprs: int, *, none: float) -> list[int | None]:
+    """A request's registers: a source not named (None) with probability ``none``, the one
+    before named again with probability ``0.4 - none``, else a random register."""
+    regs: list[int | None] = []
+    for _ in range(sources):
+        pick = rng.random()
+        if pick < none:
+            regs.append(None)
+        elif pick < 0.4 and regs and regs[-1] is not None:
+            regs.append(regs[-1])                       # named twice
+        else:
+            regs.append(rng.randrange(vgprs))
+    return regs
+
+
 @pytest.mark.parametrize("lanes", [16, 4])
 def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
     slots, vgprs, sources = 3, 16, 6
@@ -34,15 +49,7 @@ def test_operands_match_the_model_and_conflicts_cost_what_they_should(lanes):
     conflicts = [0]
 
     def request():
-        regs = []
-        for _ in range(sources):
-            pick = rng.random()
-            if pick < 0.25:
-                regs.append(None)
-            elif pick < 0.4 and regs and regs[-1] is not None:
-                regs.append(regs[-1])                       # named twice
-            else:
-                regs.append(rng.randrange(vgprs))
+        regs = random_registers(rng, sources, vgprs, none=0.25)
         return rng.randrange(slots), rng.randrange(passes), regs
 
     async def bench(ctx):
@@ -180,3 +187,147 @@ def test_refuses_bad_shapes():
         VgprFile(lanes=3)
     with pytest.raises(ValueError, match="multiple of 4"):
         VgprFile(vgprs=30)
+
+
+@pytest.mark.parametrize("lanes", [16, 4])
+def test_two_collectors_read_in_the_same_cycle_when_their_banks_differ(lanes):
+    """With a collector for reader 0 and one shared by readers 1 and 2, random requests
+    (conflicts, registers named twice, sources not named) and writes in the same cycles: each
+    collector's bundles, in the order it took its requests, hold the registers' values as of
+    the cycle each was taken (a write presented in that cycle included; none to a register a
+    request taken in the cycle before names, which one with conflicts may read in a later
+    turn; the second write port's writes, in the same cycles as the first's to other banks,
+    too); reader 0's requests
+    come out on ``operands`` only, the others' on ``side`` with their reader; two requests are
+    taken in one cycle only when they name no bank in common, and that happens; and neither
+    side waits for ever while the other asks in every cycle."""
+    slots, vgprs, sources, readers = 2, 16, 3, 3
+    dut = VgprFile(lanes=lanes, slots=slots, vgprs=vgprs, sources=sources, readers=readers,
+                   collectors=2)
+    passes = 64 // lanes
+    rng = random.Random(7 + lanes)
+    model = [[[0] * 64 for _ in range(vgprs)] for _ in range(slots)]
+    taken: list[list] = [[], []]            # per collector: (reader, slot, pass, values)
+    together = [0]
+    waits = [0, 0, 0]
+
+    def request():
+        regs = random_registers(rng, sources, vgprs, none=0.3)
+        return rng.randrange(slots), rng.randrange(passes), regs
+
+    def banks(regs):
+        return {r % BANKS for r in regs if r is not None}
+
+    async def bench(ctx):
+        pending = [None] * readers
+        got: list[list] = [[], []]
+        recent = [set(), set()]           # registers named by the requests of recent cycles
+        for _ in range(400):
+            for r in range(readers):
+                # reader 0 asks in most cycles, so that the others meet it
+                if pending[r] is None and rng.random() < (0.9 if r == 0 else 0.35):
+                    pending[r] = request()
+                    slot, p, regs = pending[r]
+                    ctx.set(dut.read[r].payload, {"slot": slot, "pass_": p, "regs": [
+                        {"reg": x or 0, "valid": x is not None} for x in regs],
+                        "banks": sum(1 << b for b in banks(regs))})
+                ctx.set(dut.read[r].valid, pending[r] is not None)
+            writes = []
+            for port in (dut.write, dut.side_write):
+                target = (rng.randrange(slots), rng.randrange(passes), rng.randrange(vgprs))
+                # not a register a request with conflicts may still read in a later turn (it
+                # would see the write: the unit never writes what a request in flight
+                # reads), and the two writes of a cycle in different banks
+                if (rng.random() < 0.4 and target not in recent[-1] | recent[-2]
+                        and all(w[2] % BANKS != target[2] % BANKS for w in writes)):
+                    writes.append((*target, [rng.getrandbits(32) for _ in range(lanes)],
+                                   rng.getrandbits(lanes)))
+                    slot, p, reg, values, mask = writes[-1]
+                    ctx.set(port.payload, {"slot": slot, "pass_": p, "reg": reg,
+                                           "data": values, "mask": mask})
+                    ctx.set(port.valid, 1)
+                else:
+                    ctx.set(port.valid, 0)
+            _, _, *sampled = await ctx.tick().sample(
+                *(dut.read[r].ready for r in range(readers)), dut.operands.valid,
+                dut.operands.payload, dut.reader, dut.side.valid, dut.side.payload,
+                dut.side_reader)
+            ready = sampled[:readers]
+            for slot, p, reg, values, mask in writes:   # read by the requests taken now
+                for lane in range(lanes):
+                    if mask >> lane & 1:
+                        model[slot][reg][p * lanes + lane] = values[lane]
+            now = []
+            for r in range(readers):
+                if pending[r] is not None and ready[r]:
+                    slot, p, regs = pending[r]
+                    want = [[0] * lanes if x is None else
+                            list(model[slot][x][p * lanes:(p + 1) * lanes]) for x in regs]
+                    taken[0 if r == 0 else 1].append((r, slot, p, want))
+                    now.append((slot, p, regs))
+                    pending[r] = None
+                elif pending[r] is not None:
+                    waits[r] += 1
+                    assert waits[r] < 40, f"reader {r} waits for ever"
+                if pending[r] is None:
+                    waits[r] = 0
+            recent.append({(slot, p, x) for slot, p, regs in now for x in regs
+                           if x is not None})
+            assert len(now) <= 2
+            if len(now) == 2:
+                assert not banks(now[0][2]) & banks(now[1][2]), now
+                together[0] += 1
+            for c, (valid, payload, reader) in enumerate((sampled[readers:readers + 3],
+                                                          sampled[readers + 3:])):
+                if valid:
+                    got[c].append((reader, payload.slot, payload.pass_,
+                                   [list(payload.data[i]) for i in range(sources)]))
+        for r in range(readers):
+            ctx.set(dut.read[r].valid, 0)
+        for _ in range(12):
+            _, _, *sampled = await ctx.tick().sample(
+                dut.operands.valid, dut.operands.payload, dut.reader, dut.side.valid,
+                dut.side.payload, dut.side_reader)
+            for c, (valid, payload, reader) in enumerate((sampled[:3], sampled[3:])):
+                if valid:
+                    got[c].append((reader, payload.slot, payload.pass_,
+                                   [list(payload.data[i]) for i in range(sources)]))
+        for c in range(2):
+            assert len(got[c]) == len(taken[c]) > 50
+            for n, (g, w) in enumerate(zip(got[c], taken[c], strict=True)):
+                assert g == w, (c, n)
+
+    simulate(dut, bench, clock=1e-8)
+    assert together[0] > 20
+
+
+def test_two_collectors_need_two_readers():
+    with pytest.raises(ValueError, match="collectors"):
+        VgprFile(readers=1, collectors=2)
+    with pytest.raises(ValueError, match="collectors"):
+        VgprFile(readers=2, collectors=3)
+
+
+def test_read_banks_names_the_banks_of_the_named_registers():
+    """``read_banks`` of a request's registers against the register numbers modulo BANKS."""
+    from amaranth.hdl import Module, Signal
+
+    from gpgpu_hdl.cu.vgpr_file import read_banks, vgpr_layouts
+
+    layout = vgpr_layouts(lanes=16, slots=2, vgprs=64, sources=3)[0]
+    m = Module()
+    req = Signal(layout)
+    out = Signal(BANKS)
+    m.d.comb += out.eq(read_banks(req.regs))
+    rng = random.Random(3)
+
+    async def bench(ctx):
+        for _ in range(200):
+            regs = [rng.randrange(64) if rng.random() < 0.7 else None for _ in range(3)]
+            ctx.set(req, {"slot": 0, "pass_": 0, "banks": 0, "regs": [
+                {"reg": r if r is not None else rng.randrange(64), "valid": r is not None}
+                for r in regs]})
+            want = sum(1 << b for b in {r % BANKS for r in regs if r is not None})
+            assert ctx.get(out) == want, regs
+
+    simulate(m, bench)
