@@ -94,10 +94,10 @@ class VgprFile(wiring.Component):
         1: the readers take the banks in turn and share one collector (``operands``). 2:
         reader 0 has a collector of its own (``operands``) and the others share a second one
         (``side``): a request of reader 0 and one of another reader are read in the same
-        cycles when they name no bank in common (over all their turns), and in turn when
-        they do (each collector going first in turn), so that reader 0 (the fast vector unit)
-        keeps its pass a cycle while the buffer unit, say, reads its addresses from other
-        banks.
+        cycles when they name no bank in common (over all their turns); when they do, reader
+        0 goes first, and the other after losing 7 such cycles in a row. So reader 0 (the
+        fast vector unit) keeps its pass a cycle while the buffer unit, say, reads its
+        addresses from other banks.
     ram : str
         How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
         ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances whose own
@@ -342,10 +342,13 @@ class VgprFile(wiring.Component):
             w_data = Signal(32 * self._lanes, name=f"{p}w_data", reset_less=True)
             m.d.sync += [w_row.eq(self._row(w.slot, w.reg, w.pass_)), w_data.eq(w.data)]
             w_en = [Signal(self._lanes, name=f"{p}w_en{b}") for b in range(BANKS)]
+            # the second port's bank, one bit each: the banks' write selects
             w_on = Signal(BANKS, name=f"{p}w_on")
             for b in range(BANKS):
                 hit = ((w.reg % BANKS) == b) & port.valid
-                m.d.sync += [w_en[b].eq(hit.replicate(self._lanes) & w.mask), w_on[b].eq(hit)]
+                m.d.sync += w_en[b].eq(hit.replicate(self._lanes) & w.mask)
+                if j == 1:
+                    m.d.sync += w_on[b].eq(hit)
             stage.append((w_row, w_data, w_en, w_on))
         for b in range(BANKS):
             w_row, w_data, w_en, _ = stage[0]
@@ -471,8 +474,6 @@ class VgprFile(wiring.Component):
                          stream_.payload.pass_.eq(delayed(s.pass_, f"{p}pass", 3)),
                          reader.eq(delayed(s.reader, f"{p}reader", 3))]
         return m
-
-
 
 
 class _LaneCollect(wiring.Component):
