@@ -97,7 +97,10 @@ class VgprFile(wiring.Component):
         cycles when they name no bank in common (over all their turns); when they do, reader
         0 goes first, and the other after losing 7 such cycles in a row. So reader 0 (the
         fast vector unit) keeps its pass a cycle while the buffer unit, say, reads its
-        addresses from other banks.
+        addresses from other banks. The other readers' requests wait in a queue of two in
+        front of the second collector (taken, ``ready``, while it has room), so that their
+        handshakes and the choice between the collectors are not one path: they are read a
+        cycle after they are taken, at the earliest, and see the writes until then.
     ram : str
         How the banks are built, a :class:`~gpgpu_hdl.cu.bram.RegisteredRam` style:
         ``"generic"`` (simulation, any target) or ``"ecp5"`` (``DP16KD`` instances whose own
@@ -297,6 +300,29 @@ class VgprFile(wiring.Component):
             m.d.sync += sch.valid.eq(0)
         return sch
 
+    def _side_queue(self, m, plan, banks, reader, accept, take):
+        """A queue of two in front of the second collector's schedule stage: the request the
+        rotation chose (its read ``plan``, ``banks`` and ``reader``) goes in with ``accept``
+        while the second place is free (``full``, a register), and the head (``valid``,
+        ``plan``, ``banks``, ``reader``, all registers) leaves with ``take``."""
+        layout = data.StructLayout({"plan": plan.shape(), "banks": BANKS,
+                                    "reader": range(len(self.read))})
+        # (plain signals viewed as the layout: see ``_plan``)
+        entry = data.View(layout, Signal(layout.size, name="c1_entry"))
+        m.d.comb += [entry.plan.eq(plan), entry.banks.eq(banks), entry.reader.eq(reader)]
+        head = data.View(layout, Signal(layout.size, name="c1_head", reset_less=True))
+        tail = data.View(layout, Signal(layout.size, name="c1_tail", reset_less=True))
+        h_valid, t_valid = Signal(name="c1_head_valid"), Signal(name="c1_tail_valid")
+        with m.If(~h_valid | take):
+            m.d.sync += [head.eq(Mux(t_valid, tail, entry)), h_valid.eq(t_valid | accept),
+                         t_valid.eq(t_valid & accept)]
+            with m.If(t_valid):
+                m.d.sync += tail.eq(entry)
+        with m.Elif(accept):
+            m.d.sync += [tail.eq(entry), t_valid.eq(1)]
+        return SimpleNamespace(plan=head.plan, banks=head.banks, reader=head.reader,
+                               valid=h_valid, full=t_valid)
+
     def _rotation(self, m, name, members):
         """The readers ``members`` in turn: a one-hot grant of the first asking at or after
         the one after the reader taken last (each grant bit a function of a register and the
@@ -384,6 +410,15 @@ class VgprFile(wiring.Component):
             want = Signal(BANKS, name=f"c{g}_want")
             m.d.comb += want.eq(onehot_mux(side.grant, [sets[r] for r in members]))
             reader = onehot_mux(side.grant, [Const(r, range(readers)) for r in members])
+            side.accept = side.take
+            if g == 1:
+                # the second collector's requests wait in a queue of two in front of its
+                # schedule stage, so that the readers' handshakes (the rotation's grant into
+                # their request FIFOs) and the choice between the two collectors (from the
+                # queue's head) are not one path
+                side.accept = Signal(name="c1_accept")
+                side.queue = self._side_queue(m, plan, want, reader, side.accept, side.take)
+                plan, want, reader = side.queue.plan, side.queue.banks, side.queue.reader
             side.schedule = self._schedule(m, "s_" if g == 0 else "t_", plan, want,
                                            side.take, reader)
             sides.append(side)
@@ -398,16 +433,16 @@ class VgprFile(wiring.Component):
             # its own request, beside the rotation's grant, which then picks one: the grant
             # is not in front of the bank compares.
             (a, b), (first, other) = schedules, sides
-            fits = Cat(~(a.held & (sets[r] & a.banks).any()) for r in other.members)
-            clash = Cat((sets[r] & sets[0]).any() for r in other.members)
+            head = other.queue
+            m.d.comb += other.accept.eq(other.asking.any() & ~other.queue.full)
             ok = [Signal(name=f"c{g}_ok") for g in range(2)]
             m.d.comb += [ok[0].eq(a.room & self.read[0].valid
                                   & ~(b.held & (sets[0] & b.banks).any())),
-                         ok[1].eq(b.room & (other.grant & fits).any())]
+                         ok[1].eq(b.room & head.valid & ~(a.held & (head.banks & a.banks).any()))]
             contest = Signal(name="contest")
             lost = Signal(3, name="side_lost")      # contests the second lost in a row
             second = lost == 7                      # it goes first
-            m.d.comb += [contest.eq(ok[0] & ok[1] & (other.grant & clash).any()),
+            m.d.comb += [contest.eq(ok[0] & ok[1] & (head.banks & sets[0]).any()),
                          first.take.eq(ok[0] & ~(contest & second)),
                          other.take.eq(ok[1] & ~(contest & ~second))]
             with m.If(other.take):
@@ -416,8 +451,8 @@ class VgprFile(wiring.Component):
                 m.d.sync += lost.eq(lost + 1)
         for side in sides:
             for u, r in enumerate(side.members):
-                m.d.comb += self.read[r].ready.eq(side.take & side.grant[u])
-            with m.If(side.take):
+                m.d.comb += self.read[r].ready.eq(side.accept & side.grant[u])
+            with m.If(side.accept):
                 m.d.sync += side.step
         m.d.comb += self.conflict.eq(Cat(s.held for s in schedules).any())
 
