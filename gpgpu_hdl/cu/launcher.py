@@ -215,14 +215,25 @@ class WaveLauncher(wiring.Component):
                      sq.w_data.eq(s_entry)]
         with m.If(push):
             m.d.sync += s_valid.eq(0)
-        with m.If(s_busy & (~s_valid | push)), m.Switch(init_i):
-            for i, (en, value, restart) in enumerate(init_values):
-                with m.Case(i):
-                    idx = Mux(restart, d.user_sgpr_count, init_idx)
-                    m.d.sync += [s_valid.eq(1), s_en.eq(en), s_entry.eq(Cat(idx, value)),
-                                 init_idx.eq(Mux(en, idx + 1, idx)), init_i.eq(init_i + 1)]
-                    if i == n_init - 1:
-                        m.d.sync += s_busy.eq(0)
+        # the entry's enable and restart flags come from registers, loaded with the next
+        # entry's as ``init_i`` steps on (the table's select would otherwise be in front of
+        # the index's adder)
+        init_en = Signal(n_init)
+        m.d.comb += init_en.eq(Cat(en for en, _, _ in init_values))
+        restarts = [i for i, (_, _, restart) in enumerate(init_values) if restart]
+        step_en, step_restart = Signal(), Signal()
+        with m.If(s_busy & (~s_valid | push)):
+            idx = Mux(step_restart, d.user_sgpr_count, init_idx)
+            m.d.sync += [s_valid.eq(1), s_en.eq(step_en),
+                         init_idx.eq(Mux(step_en, idx + 1, idx)), init_i.eq(init_i + 1),
+                         step_en.eq(init_en.bit_select(init_i + 1, 1)),
+                         step_restart.eq(Cat(init_i + 1 == r for r in restarts).any())]
+            with m.Switch(init_i):
+                for i, (_, value, _) in enumerate(init_values):
+                    with m.Case(i):
+                        m.d.sync += s_entry.eq(Cat(idx, value))
+                        if i == n_init - 1:
+                            m.d.sync += s_busy.eq(0)
 
         with m.FSM():
             with m.State("IDLE"):
@@ -258,6 +269,7 @@ class WaveLauncher(wiring.Component):
                     m.next = "IDLE"
                 with m.Else():
                     m.d.sync += [slot.eq(free_slot), init_i.eq(0), init_idx.eq(0),
+                                 step_en.eq(init_en[0]), step_restart.eq(0 in restarts),
                                  s_busy.eq(1), lane.eq(0)]
                     m.next = "IDS"
 
