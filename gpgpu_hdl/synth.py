@@ -189,7 +189,8 @@ class AreaReport:
         a LUT1). LUTs used as distributed RAM or carry logic are not included (see
         ``distributed_rams`` and ``carries``).
     wide_muxes : int
-        ECP5: ``PFUMX`` + ``L6MUX21`` (none with the default ``-nowidelut``).
+        ECP5: ``PFUMX`` + ``L6MUX21`` (with the default ``-nowidelut`` only the design's own
+        instances: :class:`~gpgpu_hdl.cu.mux4.Mux4`'s).
         Xilinx: ``MUXF7`` + ``MUXF8``.
     ffs : int
         ECP5: ``TRELLIS_FF``. Xilinx: ``FDRE``/``FDSE``/``FDCE``/``FDPE``.

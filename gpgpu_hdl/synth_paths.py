@@ -40,7 +40,8 @@ __all__ = ["DELAYS", "TimingPath", "PathAnalysis", "route_delay", "endpoint_arri
 #: flip-flop's clock to Q and its setup; a distributed RAM's read address to its data; a block
 #: RAM's clock to its output, unregistered and through its output register (``REGMODE``
 #: ``OUTREG``); a multiplier without registers, inputs to product; the setup of a block RAM's
-#: or a multiplier's registered inputs
+#: or a multiplier's registered inputs; a slice's ``PFUMX`` from its two LUT4s' outputs and
+#: from its select
 DELAYS = {
     "lut": 0.45, "ccu_data_sum": 0.55, "ccu_data_cout": 0.50, "ccu_cin_sum": 0.35,
     "ccu_cin_cout": 0.06,
@@ -48,6 +49,7 @@ DELAYS = {
     "dpram_read": 0.50, "dpram_setup": 0.20,
     "bram_clk_q": 3.50, "bram_clk_q_reg": 1.00, "bram_setup": 0.20,
     "mult": 4.00, "mult_clk_q": 0.60, "mult_setup": 0.20,
+    "pfumx": 0.15, "pfumx_sel": 0.25,
 }
 
 
@@ -155,6 +157,12 @@ class _Arrivals:
             d = DELAYS["ccu_cin_cout"] if port == "COUT" else DELAYS["ccu_cin_sum"] + inner * half
             out += [(b, d) for b in conn.get("CIN", []) if isinstance(b, int)]
             return out, None
+        if kind == "PFUMX":
+            # its two LUT4s are the slice's own (no route between them), its select routed
+            return ([(b, DELAYS["pfumx"]) for p in ("ALUT", "BLUT") for b in conn.get(p, [])
+                     if isinstance(b, int)]
+                    + [(b, routed(b) + DELAYS["pfumx_sel"]) for b in conn.get("C0", [])
+                       if isinstance(b, int)]), None
         if kind == "TRELLIS_DPR16X4" and port.startswith("DO"):
             return [(b, routed(b) + DELAYS["dpram_read"]) for b in conn.get("RAD", [])
                     if isinstance(b, int)], None

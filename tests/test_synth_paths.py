@@ -11,6 +11,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from gpgpu_hdl.cu.mux4 import Mux4
 from gpgpu_hdl.errors import GpgpuError
 from gpgpu_hdl.synth import synthesize
 from gpgpu_hdl.synth_paths import (DELAYS, endpoint_arrivals, endpoints_over, route_delay,
@@ -92,6 +93,36 @@ def test_every_flip_flop_input_is_an_endpoint(netlist):
     over = endpoints_over(netlist, "depths", (0, 1, 2, 100))
     assert over[0] == len(ends) and over[100] == 0
     assert over[1] == sum(t > 1 for _, _, t in ends) >= over[2]
+
+
+class Picked(wiring.Component):
+    """Registered words and select, the ECP5 style of :class:`Mux4` between them and a
+    register: a LUT4 level and a slice's PFUMX."""
+
+    words: In(32)
+    sel: In(2)
+    out: Out(8)
+
+    def elaborate(self, platform):  # noqa: ARG002 (Amaranth's fixed signature)
+        m = Module()
+        m.submodules.pick = pick = Mux4(8, style="ecp5")
+        words, sel = Signal(32, name="r_words"), Signal(2, name="r_sel")
+        m.d.sync += [words.eq(self.words), sel.eq(self.sel), self.out.eq(pick.out)]
+        m.d.comb += [pick.data.as_value().eq(words), pick.sel.eq(sel)]
+        return m
+
+
+def test_a_pfumx_adds_its_delay_to_the_path_through_it(tmp_path):
+    text = verilog.convert(Picked(), name="picked", emit_src=False, strip_internal_attrs=True)
+    area = synthesize(text, "picked", "ecp5", cache_dir=tmp_path)
+    assert area.cells.get("PFUMX") == 8
+    out = _ending(worst_paths(area.netlist, "picked", count=100), "out")
+    assert out and out[0].levels == 1
+    # through a LUT4 and the PFUMX, or from the select to the PFUMX, the later
+    through_lut = DELAYS["ff_clk_q"] + route_delay(1) + DELAYS["lut"] + DELAYS["pfumx"]
+    through_sel = DELAYS["ff_clk_q"] + route_delay(8) + DELAYS["pfumx_sel"]
+    want = max(through_lut, through_sel) + route_delay(1) + DELAYS["ff_setup"]
+    assert out[0].arrival_ns >= want - 0.02
 
 
 def test_bad_netlists_are_clear_errors(tmp_path):

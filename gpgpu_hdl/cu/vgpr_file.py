@@ -43,6 +43,7 @@ from amaranth.lib.wiring import In, Out
 from .bram import RegisteredRam
 from .copy_register import CopyRegister
 from .dsp import check_style
+from .mux4 import Mux4
 from .onehot import onehot_mux
 
 __all__ = ["BANKS", "VgprFile", "read_banks", "vgpr_layouts"]
@@ -563,14 +564,17 @@ class _LaneCollect(wiring.Component):
         clear = copy.q[n:2 * n]
         bank = data.View(data.ArrayLayout(range(BANKS), n), copy.q[2 * n:])
         for i in range(n):
-            # a binary-selected 4:1 multiplexer, into a register with an enable and a
-            # synchronous clear (the flip-flops' own: ECP5's LSR over CE); no reset, as an
-            # operand means nothing until a request loads or clears it
+            # a binary-selected 4:1 multiplexer (a slice a bit with ``ram="ecp5"``:
+            # :class:`~.mux4.Mux4`), into a register with an enable and a synchronous clear
+            # (the flip-flops' own: ECP5's LSR over CE); no reset, as an operand means nothing
+            # until a request loads or clears it
+            m.submodules[f"pick{i}"] = pick = Mux4(32, style=self._style)
+            m.d.comb += [pick.data.eq(self.bank_data), pick.sel.eq(bank[i])]
             operand = Signal(32, name=f"operand{i}", reset_less=True)
             with m.If(clear[i]):
                 m.d.sync += operand.eq(0)
             with m.Elif(load[i]):
-                m.d.sync += operand.eq(self.bank_data[bank[i]])
+                m.d.sync += operand.eq(pick.out)
             m.d.comb += self.operands[i].eq(operand)
         return m
 
