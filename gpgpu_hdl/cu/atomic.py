@@ -32,8 +32,10 @@ def atomic_value(m: Module, sel, old, d0, d1, atomics) -> Signal:
 
     The arithmetic operations share one adder (``a + b + carry``: add, sub, rsub, inc, dec)
     and the orderings one unsigned comparison and one equality of ``d0`` with ``old`` (the
-    signed ones corrected by the sign bits); the operand and the result are chosen by AND-OR
-    of the one-hot operation."""
+    signed ones corrected by the sign bits); the adder's operands are chosen by AND-OR of the
+    one-hot operation, and the result by AND-OR of the words it can be (``d0``, ``d1``,
+    ``old``, the sum, each with one select bit from the operation and the comparisons, and the
+    bitwise operations' words)."""
     def is_(kind):
         return sel[kind.value]
 
@@ -57,17 +59,31 @@ def atomic_value(m: Module, sel, old, d0, d1, atomics) -> Signal:
     total = Signal(33)                          # the carry in as bit 0 of both operands
     m.d.comb += total.eq(Cat(carry, a) + Cat(carry, b))
     s = total[1:]
-    terms = []
-    for kind, expr in (
-            (AtomicOp.SWAP, d0), (AtomicOp.ADD, s), (AtomicOp.SUB, s), (AtomicOp.RSUB, s),
-            (AtomicOp.INC, Mux(gt, s, 0)),                          # old >= d0: 0
-            (AtomicOp.DEC, Mux((old == 0) | lt, d0, s)),            # old > d0: d0
-            (AtomicOp.MIN_I, Mux(lt_i, d0, old)), (AtomicOp.MAX_I, Mux(gt_i, d0, old)),
-            (AtomicOp.MIN_U, Mux(lt, d0, old)), (AtomicOp.MAX_U, Mux(gt, d0, old)),
-            (AtomicOp.AND, old & d0), (AtomicOp.OR, old | d0), (AtomicOp.XOR, old ^ d0),
-            (AtomicOp.MSKOR, (old & ~d0) | d1),
-            (AtomicOp.CMPST, Mux(eq, d1, old)),
-            (AtomicOp.CMPSWAP, Mux(old == d1, d0, old))):
+    # the result is ``d0``, ``d1``, ``old``, the sum or a bitwise operation's word: which of
+    # the first four is one bit each, worked out from the one-hot operation and the
+    # comparisons, so that a result bit is an AND-OR of a few words (and not of a word per
+    # operation, 16 terms a bit)
+    dec_d0 = (old == 0) | lt                    # dec: old == 0 or old > d0 gives d0
+    swap_eq = old == d1                         # the buffer's cmpswap compares with d1
+    choices = (                                 # (operation, its word, when)
+        (AtomicOp.SWAP, "d0", 1), (AtomicOp.ADD, "sum", 1), (AtomicOp.SUB, "sum", 1),
+        (AtomicOp.RSUB, "sum", 1), (AtomicOp.INC, "sum", gt),      # old >= d0: 0
+        (AtomicOp.DEC, "d0", dec_d0), (AtomicOp.DEC, "sum", ~dec_d0),
+        (AtomicOp.MIN_I, "d0", lt_i), (AtomicOp.MIN_I, "old", ~lt_i),
+        (AtomicOp.MAX_I, "d0", gt_i), (AtomicOp.MAX_I, "old", ~gt_i),
+        (AtomicOp.MIN_U, "d0", lt), (AtomicOp.MIN_U, "old", ~lt),
+        (AtomicOp.MAX_U, "d0", gt), (AtomicOp.MAX_U, "old", ~gt),
+        (AtomicOp.CMPST, "d1", eq), (AtomicOp.CMPST, "old", ~eq),
+        (AtomicOp.CMPSWAP, "d0", swap_eq), (AtomicOp.CMPSWAP, "old", ~swap_eq))
+    words = {"d0": d0, "d1": d1, "old": old, "sum": s}
+    picks = {word: [] for word in words}
+    for kind, word, when in choices:
+        if kind in atomics:
+            picks[word].append(is_(kind) & when)
+    terms = [every(reduce(operator.or_, bits)) & words[word]
+             for word, bits in picks.items() if bits]
+    for kind, expr in ((AtomicOp.AND, old & d0), (AtomicOp.OR, old | d0),
+                       (AtomicOp.XOR, old ^ d0), (AtomicOp.MSKOR, (old & ~d0) | d1)):
         if kind in atomics:
             terms.append(every(is_(kind)) & expr)
     m.d.comb += new.eq(reduce(operator.or_, terms, Const(0, 32)))
