@@ -570,12 +570,15 @@ class BufferUnit(wiring.Component):
                      lc_twins.eq(Cat((o_data[0][lane] == o_data[0][lane - half])
                                     & (o_data[1][lane] == o_data[1][lane - half])
                                     for lane in range(half, lanes)))]
-        l_starts = Array(Signal(lanes, name=f"l_starts{i}") for i in range(land))
-        l_twins = Array(Signal(half, name=f"l_twins{i}") for i in range(land))
-        l_again = Array(Signal(lanes, name=f"l_again{i}") for i in range(land))
-        with m.If(lc_we):
-            m.d.sync += [l_starts[lc_wptr].eq(lc_starts), l_twins[lc_wptr].eq(lc_twins),
-                         l_again[lc_wptr].eq(lc_again)]
+        # the passes' starts, twins and repeats, a row per pass in LUT RAM (a copy per read
+        # port: 20 TRELLIS_DPR16X4 at 16 lanes, where registers and two 16:1 selects of them
+        # took about 1,000 LUT4)
+        marks = data.StructLayout({"starts": lanes, "twins": half, "again": lanes})
+        lc_marks = data.View(marks, Cat(lc_starts, lc_twins, lc_again))
+        m.submodules.marks = l_marks = memory.Memory(shape=marks, depth=land, init=[])
+        marks_w = l_marks.write_port()
+        marks_at, marks_next = (l_marks.read_port(domain="comb") for _ in range(2))
+        m.d.comb += [marks_w.en.eq(lc_we), marks_w.addr.eq(lc_wptr), marks_w.data.eq(lc_marks)]
         # the A passes landed and not yet prepared (the prepare stage, below, reads their
         # starts and twins in order, from registers loaded a cycle ahead: ``h_*`` hold the
         # pass at ``l_pptr``, read from ``l_pptr`` or the pass after it (a pass written in
@@ -590,20 +593,15 @@ class BufferUnit(wiring.Component):
             m.d.sync += [l_pptr.eq(l_pptr1), l_pptr1.eq(bump(l_pptr1))]
         m.d.sync += [l_landed.eq(count_next(l_landed, lc_we, l_prep)),
                      l_landed_some.eq(~below_next(l_landed, lc_we, l_prep, 1))]
-        h_starts = Signal(lanes, name="h_starts")
-        h_twins = Signal(half, name="h_twins")
-        h_again = Signal(lanes, name="h_again")
+        h_marks = data.View(marks, Signal(marks.size, name="h_marks"))
+        h_starts, h_twins, h_again = h_marks.starts, h_marks.twins, h_marks.again
 
-        def written(array, value, ptr):
-            """Pass ``ptr`` of ``array`` as it is after this cycle's write."""
-            return Mux(lc_we & (lc_wptr == ptr), value, array[ptr])
-        m.d.sync += [
-            h_starts.eq(Mux(l_prep, written(l_starts, lc_starts, l_pptr1),
-                            written(l_starts, lc_starts, l_pptr))),
-            h_twins.eq(Mux(l_prep, written(l_twins, lc_twins, l_pptr1),
-                           written(l_twins, lc_twins, l_pptr))),
-            h_again.eq(Mux(l_prep, written(l_again, lc_again, l_pptr1),
-                           written(l_again, lc_again, l_pptr)))]
+        def written(port, ptr):
+            """Pass ``ptr``'s marks as they are after this cycle's write."""
+            return Mux(lc_we & (lc_wptr == ptr), lc_marks.as_value(), port.data.as_value())
+        m.d.comb += [marks_at.addr.eq(l_pptr), marks_next.addr.eq(l_pptr1)]
+        m.d.sync += h_marks.eq(Mux(l_prep, written(marks_next, l_pptr1),
+                                   written(marks_at, l_pptr)))
         # each lane's address words (``vaddr``, ``vaddr + 1``) of the A passes, in LUT RAM read
         # in the walker's cycle
         # (a plain signal viewed as an array, as ``o_data``)
