@@ -170,6 +170,13 @@ class CuConfig:
         Build the pipelined compute unit (:class:`~gpgpu_hdl.cu.pipelined.PipelinedComputeUnit`,
         4, 8 or 16 lanes; it does not run every instruction yet, docs/cu.md) instead of the
         multi-cycle one.
+    vgpr_sides : int
+        The pipelined unit's VGPR file: 2 (the default) gives the fast vector unit a read
+        collector and a write port of its own beside those the buffer, LDS and slow units
+        share (two requests or writes naming different banks go in one cycle); 1 gives all
+        of them one collector and one write port, the vector unit's write-back first, for
+        less area and fewer cycles' overlap (docs/cu.md has both's figures). The multi-cycle
+        unit takes 2 only.
     """
 
     lanes: int = 1
@@ -182,6 +189,7 @@ class CuConfig:
     profile: frozenset[str] | str = "full"
     device: str = "LFE5U-85F"
     pipeline: bool = False
+    vgpr_sides: int = 2
 
     def __post_init__(self) -> None:
         _choice("lanes", self.lanes, _POWERS_OF_TWO_TO_64)
@@ -194,6 +202,10 @@ class CuConfig:
         _choice("device", self.device, DEVICES)
         if not isinstance(self.pipeline, bool):
             raise ConfigError(f"pipeline must be True or False, not {self.pipeline!r}")
+        _choice("vgpr_sides", self.vgpr_sides, (1, 2))
+        if self.vgpr_sides != 2 and not self.pipeline:
+            raise ConfigError(f"vgpr_sides={self.vgpr_sides} is the pipelined unit's "
+                              f"(pipeline=true); the multi-cycle unit's VGPRs have one port")
         if self.pipeline and self.lanes not in (4, 8, 16):
             raise ConfigError(f"the pipelined compute unit has 4, 8 or 16 lanes, not "
                               f"{self.lanes!r}")
@@ -222,10 +234,11 @@ class CuConfig:
     def key(self) -> str:
         """A canonical text of this configuration, equal across processes (the profile is a
         frozenset, whose ``repr`` order changes with hash randomization): cache keys use it."""
-        # ``pipeline`` only when set, so that the keys of the multi-cycle unit's configurations
-        # (and the caches they name) stay what they were before it existed
+        # ``pipeline`` only when set and ``vgpr_sides`` only when not 2, so that the keys of
+        # the configurations before them (and the caches they name) stay what they were
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
-                  if f.name != "profile" and (f.name != "pipeline" or self.pipeline)]
+                  if f.name != "profile" and (f.name != "pipeline" or self.pipeline)
+                  and (f.name != "vgpr_sides" or self.vgpr_sides != 2)]
         profile = "full" if self.is_full else ",".join(sorted(self.profile))
         return ";".join([*fields, f"profile={profile}"])
 

@@ -34,6 +34,8 @@ def test_default_fits_ecp5_85f_with_room():
     ("device", "XC7A35T", "device must be one of"),
     ("profile", {"v_add_f32", "v_frobnicate"}, "v_frobnicate"),
     ("lanes", True, "lanes must be one of"),
+    ("vgpr_sides", 3, "vgpr_sides must be one of 1, 2, not 3"),
+    ("vgpr_sides", 1, "vgpr_sides=1 is the pipelined unit's"),
 ])
 def test_invalid_values_name_the_field(field, value, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
@@ -135,3 +137,10 @@ def test_kernel_requirements():
         cfg.check_kernel("big", 20, 20, 0)
     with pytest.raises(ConfigError, match="bytes of LDS"):
         CuConfig(lds_bytes=0).check_kernel("lds", 4, 8, 256)
+
+
+def test_vgpr_sides_is_in_the_key_only_when_not_the_default():
+    """Caches named by the configurations before ``vgpr_sides`` keep their keys."""
+    two, one = CuConfig(lanes=4, pipeline=True), CuConfig(lanes=4, pipeline=True, vgpr_sides=1)
+    assert "vgpr_sides" not in two.key() and "vgpr_sides=1" in one.key()
+    assert two.key() != one.key() and "vgpr_sides" not in CuConfig().key()

@@ -256,7 +256,8 @@ class PipelinedComputeUnit(wiring.Component):
         valu = cleared("valu", VectorUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp))
         has_lds = self._plan.lds and cfg.lds_bytes > 0
         vgprs = cleared("vgprs", VgprFile(lanes=L, slots=W, vgprs=NV, sources=valu.sources,
-                                          readers=4 if has_lds else 3, collectors=2,
+                                          readers=4 if has_lds else 3,
+                                          collectors=cfg.vgpr_sides,
                                           ram=self._ram))
         m.submodules.salu = salu = PipelinedScalarAlu(dsp=self._dsp)
         m.submodules.salu_decode = sdec = ScalarDecode()
@@ -1605,9 +1606,9 @@ class PipelinedComputeUnit(wiring.Component):
         # --- VGPR file write ports: the vector unit's write-back on the first (it never
         # waits); on the second, to another bank in the same cycle, the buffer unit's loads,
         # the slow unit, the LDS, then the launcher's work-item ids (one-hot grants: the
-        # payload is an AND-OR) -------------------------------------------------------------
+        # payload is an AND-OR). With one side (``vgpr_sides=1``) the others take the one
+        # port in the cycles the write-back leaves it. ------------------------------------
         vw = vgprs.write
-        m.d.comb += [vw.valid.eq(valu.write.valid), vw.payload.eq(valu.write.payload)]
         writers = [(lsu.fill.valid, lsu.fill.ready, lsu.fill.payload),
                    (slow.write.valid, slow.write.ready, slow.write.payload)]
         if has_lds:
@@ -1616,19 +1617,26 @@ class PipelinedComputeUnit(wiring.Component):
         # (the writers' priority does not look at the vector unit's bank, so that the wide
         # payload's AND-OR is chosen by the writers' ``valid`` alone; the one chosen goes
         # unless it names that bank: a rare cycle lost for the writers below it)
-        sw = vgprs.side_write
+        two = cfg.vgpr_sides == 2
+        sw = vgprs.side_write if two else vgprs.write
         earlier = Const(0)
         going = Const(0)
         payload = Const(0, sw.payload.shape().size)
         v_bank = valu.write.payload.reg % BANKS
         for valid, ready, data_ in writers:
             pick = Signal(name="vgpr_write_pick")
-            clash = valu.write.valid & (data_.reg % BANKS == v_bank)
+            clash = valu.write.valid & ((data_.reg % BANKS == v_bank) if two else 1)
             m.d.comb += [pick.eq(valid & ~earlier), ready.eq(~earlier & ~clash)]
             payload = payload | Mux(pick, Value.cast(data_), 0)
             going = going | (pick & ~clash)
             earlier = earlier | valid
-        m.d.comb += [sw.valid.eq(going), sw.payload.eq(payload)]
+        if two:
+            m.d.comb += [vw.valid.eq(valu.write.valid), vw.payload.eq(valu.write.payload),
+                         sw.valid.eq(going), sw.payload.eq(payload)]
+        else:
+            m.d.comb += [vw.valid.eq(valu.write.valid | going),
+                         vw.payload.eq(Mux(valu.write.valid, Value.cast(valu.write.payload),
+                                           payload))]
         with m.If(valu.busy):
             m.d.sync += cnt.valu_busy.eq(cnt.valu_busy + 1)
         with m.If(vgprs.conflict):
@@ -1799,10 +1807,14 @@ class PipelinedComputeUnit(wiring.Component):
         """The VGPR file's readers, ``units`` (each with ``read`` and ``operands``): the first
         (the fast vector unit) has a collector of its own, the others share the second (the
         file takes their requests in turn), whose operands go back to the unit that asked
-        (the file's ``side_reader``)."""
+        (the file's ``side_reader``); with one collector, it serves them all (``reader``)."""
         for i, u in enumerate(units):
             wiring.connect(m, u.read, vgprs.read[i])
-            if i == 0:
+            if not hasattr(vgprs, "side"):
+                # one side: every reader's operands come out of the one collector
+                m.d.comb += [u.operands.payload.eq(vgprs.operands.payload),
+                             u.operands.valid.eq(vgprs.operands.valid & (vgprs.reader == i))]
+            elif i == 0:
                 m.d.comb += [u.operands.payload.eq(vgprs.operands.payload),
                              u.operands.valid.eq(vgprs.operands.valid)]
             else:

@@ -536,6 +536,31 @@ def test_lds_program_matches_golden_model(lanes):
     assert len(run.records) == len(run.emu_records)
 
 
+@pytest.mark.parametrize("case", ["buffer", "slow", "lds"])
+def test_one_vgpr_side_matches_golden_model(case):
+    """``vgpr_sides=1``: the buffer, slow and LDS units read through the vector unit's
+    collector and write through its port in the cycles its write-back leaves (buffer loads,
+    stores and atomics; the slow unit's operands and results; the LDS's): traces, and the
+    memory, equal to the golden model's."""
+    config = CuConfig(lanes=4 if case != "lds" else 8, pipeline=True, vgpr_sides=1)
+    if case == "buffer":
+        memory = np.zeros(16, np.uint32)
+        memory[8:12] = [17, 3, 17, 9]
+        run = run_launch(_unit, config, ATOMIC_PROGRAM, memory, latency=(1, 6), seed=3)
+    elif case == "slow":
+        run = run_launch(_unit, config, SLOW_PROGRAM, np.arange(64, dtype=np.uint32),
+                         global_size=128, local_size=128, latency=(1, 4), seed=4)
+    else:
+        run = run_launch(_unit, config, LDS_PROGRAM, np.zeros(1, np.uint32), global_size=256,
+                         local_size=128, latency=(1, 4), seed=8,
+                         workgroup_group_segment_byte_size=512)
+    assert run.trap.cause == TrapCause.NONE
+    problems = compare_traces(run.emu_records, run.records)
+    assert not problems, "\n".join(map(str, problems))
+    assert len(run.records) == len(run.emu_records)
+    assert np.array_equal(run.memory[0], run.emu_memory[0])
+
+
 #: M0-relative moves, scalar and vector, 32 and 64 bits, with M0 changing between them
 MOVREL_PROGRAM = """
     v_add_i32 v1, vcc, 100, v0
