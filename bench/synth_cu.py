@@ -3,7 +3,7 @@
     python bench/synth_cu.py [--config lanes=4 wave_slots=4 ...] [--target ecp5|xilinx|both]
                              [--no-pnr] [--no-fp] [--no-share] [--freq MHZ] [--seed N]
                              [--placer heap|static|sa] [--timeout SECONDS] [--paths N]
-                             [--by-module [DEPTH]]
+                             [--by-module [DEPTH]] [--by-signal N]
 
 Elaborates the unit of ``CuConfig(**overrides)`` (``gpgpu_hdl.cu.unit.compute_unit``; the
 default configuration without ``--config``; ``pipeline=true`` the pipelined unit, with the
@@ -19,7 +19,8 @@ Xilinx, and nextpnr 7 to 11 minutes, on a busy 2-core machine; run it in the bac
 find the paths to cut without waiting an hour for nextpnr's one critical path).
 ``--by-module`` synthesizes the unit again with its hierarchy kept
 (:func:`gpgpu_hdl.synth.area_by_module`) and prints each part's own area, to see where the
-area goes (the parts' sum is not the flattened figure: docs/synth.md).
+area goes (the parts' sum is not the flattened figure: docs/synth.md). ``--by-signal N``
+splits the flattened figure itself, by the names of the signals its LUT4s feed.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from gpgpu_hdl.synth import (  # noqa: E402
     place_and_route,
     synthesize,
 )
-from gpgpu_hdl.synth_paths import PathAnalysis  # noqa: E402
+from gpgpu_hdl.synth_paths import PathAnalysis, luts_by_signal  # noqa: E402
 
 TOP = "compute_unit"
 
@@ -136,6 +137,19 @@ def _print_paths(area, count: int) -> None:
             print(f"  {at:6.2f}  {name}")
 
 
+def _print_signals(area, count: int) -> None:
+    """The flattened netlist's LUT4s by the signal they feed: the ``count`` largest groups,
+    and the totals of the top-level parts."""
+    groups = luts_by_signal(area.netlist, TOP)
+    parts = luts_by_signal(area.netlist, TOP, depth=1)
+    print(f"\n  LUT4 by the signal they feed (flattened; {area.luts} in all), the {count} "
+          f"largest:")
+    for name, n in list(groups.items())[:count]:
+        print(f"  {n:7d}  {name}")
+    print("  by top-level part: " + ", ".join(f"{name} {n}" for name, n in parts.items()
+                                             if n * 100 >= area.luts))
+
+
 def module_groups(modules, top: str, depth: int) -> list[tuple[str, int, dict[str, int]]]:
     """The modules of :func:`~gpgpu_hdl.synth.area_by_module` summed by their path's first
     ``depth`` names below ``top``, numbered siblings together (``valu.lane*``): ``(label,
@@ -197,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="ECP5: print the N worst register-to-register paths estimated "
                              "from the netlist (gpgpu_hdl.synth_paths), in seconds, before "
                              "nextpnr; with --no-pnr, instead of it")
+    parser.add_argument("--by-signal", type=int, default=0, metavar="N",
+                        help="ECP5: print the N largest groups of the flattened netlist's "
+                             "LUT4s by the signal they feed (gpgpu_hdl.synth_paths."
+                             "luts_by_signal), and the top-level parts' totals")
     parser.add_argument("--no-share", action="store_true",
                         help="ECP5: keep Yosys' share pass from merging multipliers and shifters "
                              "that are never busy together (more DSPs, higher Fmax)")
@@ -258,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  cells: {', '.join(f'{c} {n}' for c, n in area.cells.items())}")
             if target == "ecp5" and args.paths:
                 _print_paths(area, args.paths)
+            if target == "ecp5" and args.by_signal:
+                _print_signals(area, args.by_signal)
             if target == "ecp5" and args.by_module is not None:
                 _print_modules(text, args, progress)
             timing = None

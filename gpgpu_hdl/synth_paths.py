@@ -19,6 +19,9 @@ Typical use::
     area = synthesize(text, "compute_unit", "ecp5")
     for path in worst_paths(area.netlist, "compute_unit", count=20):
         print(path.arrival_ns, path.start, "->", path.end, path.levels)
+
+:func:`luts_by_signal` reads the same netlist for where its LUT4s go, by the signals they
+feed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 from .errors import GpgpuError
 
 __all__ = ["DELAYS", "TimingPath", "PathAnalysis", "route_delay", "endpoint_arrivals",
-           "endpoints_over", "worst_paths"]
+           "endpoints_over", "worst_paths", "luts_by_signal"]
 
 #: intrinsic delays in ns (ECP5, speed 6, rounded): a LUT4 input to its output; a CCU2C data
 #: input to its sum or to the carry out, the carry in to a sum or through the cell; a
@@ -328,3 +331,29 @@ def worst_paths(netlist: Path | str, top: str, count: int = 20) -> list[TimingPa
     (a bus's bits are one register, and so are the copies of a register that differ only in a
     number: a wave slot's, a lane's), worst first."""
     return PathAnalysis(netlist, top).worst(count)
+
+
+def luts_by_signal(netlist: Path | str, top: str, depth: int | None = None) -> dict[str, int]:
+    """The LUT4s of ``top``'s flattened netlist counted by the signal each feeds, most first.
+
+    Yosys names a LUT4's output after the named signal it was mapped for (``lsu.c_last``'s
+    logic is ``lsu.c_last_LUT4_D_1_Z...``), so the name with the generated suffix, a bit
+    index and Yosys' ``$NN`` taken off, and numbers (lanes, slots) written ``#``, groups a
+    flattened unit's LUT4s by the logic they belong to: ``valu.lane#.s#_logic``,
+    ``vgprs.bank#...``. ``depth`` keeps that many levels of the hierarchical name
+    (``depth=1``: by top-level part). It splits what ``area_by_module`` cannot, the flattened
+    figure itself, but only as well as the names go: a LUT4 that feeds several signals
+    counts for the one it was named after."""
+    graph = _Graph(_load(netlist, top))
+    counts: dict[str, int] = {}
+    for cell in graph.cells.values():
+        if cell["type"] != "LUT4":
+            continue
+        bits = cell["connections"].get("Z", [])
+        name = graph.name.get(bits[0], "?") if bits and isinstance(bits[0], int) else "?"
+        name = _GENERATED.split(name.lstrip("\\"))[0]
+        name = re.sub(r"\d+", "#", re.sub(r"\$\d+", "", re.sub(r"\[\d+\]$", "", name)))
+        if depth is not None:
+            name = ".".join(name.split(".")[:depth])
+        counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -14,8 +14,8 @@ from amaranth.lib.wiring import In, Out
 from gpgpu_hdl.cu.mux4 import Mux4
 from gpgpu_hdl.errors import GpgpuError
 from gpgpu_hdl.synth import synthesize
-from gpgpu_hdl.synth_paths import (DELAYS, endpoint_arrivals, endpoints_over, route_delay,
-                                   worst_paths)
+from gpgpu_hdl.synth_paths import (DELAYS, endpoint_arrivals, endpoints_over,
+                                   luts_by_signal, route_delay, worst_paths)
 
 
 class Depths(wiring.Component):
@@ -125,6 +125,18 @@ def test_a_pfumx_adds_its_delay_to_the_path_through_it(tmp_path):
     assert out[0].arrival_ns >= want - 0.02
 
 
+def test_luts_by_signal_count_every_lut4_once_by_what_it_feeds(netlist):
+    with open(netlist) as f:
+        cells = json.load(f)["modules"]["depths"]["cells"]
+    luts = sum(c["type"] == "LUT4" for c in cells.values())
+    groups = luts_by_signal(netlist, "depths")
+    assert sum(groups.values()) == luts == sum(luts_by_signal(netlist, "depths", 1).values())
+    # the 2-input XOR is one LUT4; the 64-input one 21 at least (16 + 4 + 1), most of them
+    # named after it (ABC names a few after other nets of the design)
+    assert groups.get("narrow") == 1 and groups.get("wide", 0) >= 16
+    assert list(groups.values()) == sorted(groups.values(), reverse=True)
+
+
 def test_bad_netlists_are_clear_errors(tmp_path):
     with pytest.raises(GpgpuError, match="cannot read the netlist"):
         worst_paths(tmp_path / "missing.json", "depths")
@@ -134,3 +146,5 @@ def test_bad_netlists_are_clear_errors(tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"modules": {"x": {}}}))
     with pytest.raises(GpgpuError, match="has no module 'depths'"):
         worst_paths(tmp_path / "other.json", "depths")
+    with pytest.raises(GpgpuError, match="cannot read the netlist"):
+        luts_by_signal(tmp_path / "missing.json", "depths")
