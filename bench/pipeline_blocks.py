@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from amaranth.back import verilog  # noqa: E402
 
-from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.fast_alu import FAST_OPS, FastLaneAlu  # noqa: E402
 from gpgpu_hdl.cu.lds import LdsUnit  # noqa: E402
 from gpgpu_hdl.cu.launcher import WaveLauncher  # noqa: E402
 from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
@@ -73,9 +73,10 @@ DESIGNS = {
                  "wave launcher, 16-lane id passes, 8 slots"),
     "slow": (lambda: SlowVectorUnit(
                 lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
-                int_ops=BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops, dsp="ecp5"),
-             "slow vector unit, one pipelined lane (MULT18X18D registers), the full profile's "
-             "integer ops, no FP32 lane"),
+                int_ops=[n for n in BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops
+                         if n not in FAST_OPS], dsp="ecp5"),
+             "slow vector unit, one pipelined lane, the full profile's integer ops but the "
+             "fast lanes' (as the pipelined unit builds it), no FP32 lane"),
 }
 
 

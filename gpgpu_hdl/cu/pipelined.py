@@ -50,7 +50,7 @@ from .core import MemRequest, TrapCause, unit_members
 from .dsp import check_style
 from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
 from .done_slots import DoneSlots
-from .fast_alu import FastControl, FastDecode, fast_control
+from .fast_alu import FAST_OPS, FastControl, FastDecode, fast_control
 from .grid import GridWalker
 from .launcher import WaveLauncher
 from .lds import LdsUnit
@@ -72,8 +72,8 @@ __all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
 
 #: The execution paths the pipelined unit has (:class:`~.decode.XUnit`); it lacks FP64 only
 #: (see :func:`runs`).
-PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations)",
-                   "VALU (the other integer operations, FP32, VOP3 modifiers, lane reads)",
+PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations, VOP3 input modifiers)",
+                   "VALU (the other integer operations, FP32, lane reads)",
                    "BUF (loads, stores and atomics)", "DS (the LDS)")
 
 
@@ -266,8 +266,11 @@ class PipelinedComputeUnit(wiring.Component):
         lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp,
                                         atomics=frozenset(self._plan.vmem_atomics)))
         plan = self._plan
+        # (the fast lanes run every FAST_OPS instruction, with VOP3 modifiers or not)
         slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
-                                              int_ops=plan.valu_ops, fp_ops=plan.fp_ops,
+                                              int_ops=[n for n in plan.valu_ops
+                                                       if n not in FAST_OPS],
+                                              fp_ops=plan.fp_ops,
                                               shifter=cfg.shifter, dsp=self._dsp))
         lds = None
         if has_lds:
@@ -550,15 +553,16 @@ class PipelinedComputeUnit(wiring.Component):
                      e.size64.eq(dec.size64), e.mods_a.eq(d2_mods[0]),
                      e.mods_b.eq(d2_mods[1])]
         e_fields = operand_fields(m, e.inst, e.fmt, e.ctl, name="e_")
-        # which vector unit: the fast lanes, unless it is FP or a slow integer operation (the
-        # decoder's ``fast`` bit, a column of its ROM), has VOP3 modifiers (the slow unit
-        # applies them) or reads a lane
+        # which vector unit: the fast lanes (which apply the VOP3 input modifiers; an integer
+        # result has no output modifiers), unless it is FP or a slow integer operation (the
+        # decoder's ``fast`` bit, a column of its ROM) or reads a lane. A move with modifiers
+        # traps: the golden model clamps its result as a float's
         e_path = Signal(2)
         e_mods = Mux(e.ctl.vop3b, e.mods_b, e.mods_a)
         e_vop3 = e.fmt == FORMAT_TAG[Format.VOP3]
         with m.Switch(e.ctl.unit):
             with m.Case(XUnit.VALU):
-                m.d.comb += e_path.eq(Mux(~e.ctl.fast | (e_vop3 & e_mods), _TO_SLOW, _TO_FAST))
+                m.d.comb += e_path.eq(Mux(e.ctl.fast, _TO_FAST, _TO_SLOW))
             with m.Case(XUnit.VSPEC), m.Switch(e.ctl.spec):
                 with m.Case(*_MOVES):
                     m.d.comb += e_path.eq(Mux(e_vop3 & e_mods, _TO_NONE, _TO_FAST))
@@ -1039,6 +1043,14 @@ class PipelinedComputeUnit(wiring.Component):
                      v_issue.dst.eq(v_dst), v_issue.dst_write.eq(~ctl.vopc),
                      v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value),
                      v_issue.after.eq(i3.after), v_issue.cin_after.eq(i3.cin_after)]
+        # the VOP3 input modifiers (VOP3b has no abs: those bits are its scalar destination),
+        # none on a carry-in or select mask
+        v_vop3 = fmt3 == FORMAT_TAG[Format.VOP3]
+        v_keep = Cat(Const(0b11, 2), ~ctl.cin)
+        m.d.comb += [
+            v_issue.abs.eq(Mux(v_vop3 & ~ctl.vop3b, field(Format.VOP3, "abs", i3.inst), 0)
+                           & v_keep),
+            v_issue.neg.eq(Mux(v_vop3, field(Format.VOP3, "neg", i3.inst), 0) & v_keep)]
         for s in range(3):
             src = v_issue.srcs[s]
             m.d.comb += [src.vgpr.eq(ops.src[s][8] & ctl.has_src[s] & ~(ctl.cin & (s == 2))),

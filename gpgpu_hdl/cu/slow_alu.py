@@ -9,10 +9,11 @@ their results ORed (the one not chosen by ``op`` gives 0):
 
 * a :class:`~.fast_alu.FastLaneAlu` for the :data:`~.fast_alu.FAST_OPS` (the add family,
   compares, min/max, multiplies, shifts in the multiplier, bit-field extracts: the fast lanes'
-  own pipeline, with its DSP registers), which the slow unit runs for the instructions that
-  carry VOP3 modifiers. The lane exchanges S0 and S1 for the control word's ``swap`` and
-  picks the 32-bit words of a 64-bit compare or shift (a *pair* of operations, ``half`` 0
-  then 1, see :class:`~.fast_alu.FastLaneAlu`);
+  own pipeline, with its DSP registers), built only when ``ops`` has some (a standalone slow
+  unit's instructions with VOP3 modifiers; the pipelined unit's fast lanes apply those
+  themselves, so its slow unit has none). The lane exchanges S0 and S1 for the control
+  word's ``swap`` and picks the 32-bit words of a 64-bit compare or shift (a *pair* of
+  operations, ``half`` 0 then 1, see :class:`~.fast_alu.FastLaneAlu`);
 * :class:`SlowOpsPipe` for the :data:`~.fast_alu.SLOW_OPS` (bit counts and scans, SADs,
   min3/max3/med3, ``v_alignbit``/``v_alignbyte``, packing, ``v_bfi``/``v_bfm``/``v_bfrev``,
   ``v_lerp_u8``), each class of instruction a short pipeline of its own, a stage about one

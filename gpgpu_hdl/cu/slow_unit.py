@@ -13,9 +13,11 @@ a :class:`~gpgpu_hdl.cu.slow_alu.SlowLaneAlu` and an :class:`~gpgpu_hdl.cu.fpu.u
 * every FP32 instruction (decoder ``control.fpu``) on ``FpLaneUnit`` (start, wait for
   ``done``), with MODE's denormal, IEEE and DX10_CLAMP bits as the multi-cycle unit passes
   them and the VOP3 modifiers ``abs``/``neg``/``clamp``/``omod``;
-* an integer instruction with VOP3 input modifiers (``abs``/``neg`` on a source: the sign bit,
-  bit 63 of a 64-bit source, cleared and/or flipped, as the golden model and the multi-cycle
-  unit do), so a :data:`~.fast_alu.FAST_OPS` instruction with modifiers comes here too;
+* the VOP3 input modifiers of an integer instruction (``abs``/``neg`` on a source: the sign
+  bit, bit 63 of a 64-bit source, cleared and/or flipped, as the golden model and the
+  multi-cycle unit do), for a :data:`~.fast_alu.FAST_OPS` instruction too when ``int_ops``
+  has it (the pipelined unit builds this unit without them: its fast lanes apply the
+  modifiers themselves);
 * the lane accesses ``v_readfirstlane_b32``, ``v_readlane_b32`` (a 32-bit scalar result) and
   ``v_writelane_b32`` (one lane of a VGPR, whatever EXEC holds).
 

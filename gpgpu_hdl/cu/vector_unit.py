@@ -16,9 +16,10 @@ is done. Its stages:
   without a gap. The requests wait in a small FIFO of their own (a cycle), so that the
   sequencer's handshakes depend on FIFO levels, not on the VGPR file's ``ready``;
 * **VGPR file** (outside): five stages, more when registers share a bank;
-* **operand stage**: the operands of an operation, VGPR data or the scalar operand, into the
-  lanes' input registers (the lanes' stage 0, with each lane's own copy of the control word);
-  a cycle without operands is a no-op for the lanes;
+* **operand stage**: the operands of an operation, VGPR data or the scalar operand, with
+  the VOP3 input modifiers (``abs``/``neg`` on the sign bit), into the lanes' input
+  registers (the lanes' stage 0, with each lane's own copy of the control word); a cycle
+  without operands is a no-op for the lanes;
 * **lanes**: :data:`~gpgpu_hdl.cu.fast_alu.LATENCY` stages from their inputs, one result word
   per lane a cycle;
 * **write-back**: the operation's results into the VGPR file for the lanes in EXEC, its flags
@@ -78,7 +79,11 @@ class VectorUnit(wiring.Component):
         when the control word makes it 64-bit: S0 and S1 of a 64-bit compare, S0 of a 64-bit
         shift) or else ``value`` (the scalar operand, 64 bits); and
         ``exec`` and ``cin`` (the carry-in or select bits, VCC or an SGPR pair), 64 lanes
-        each. Taken in the cycle its last operation goes to the VGPR file. Sources 0 and 1 are
+        each; ``abs`` and ``neg``, a bit per source as the instruction names them, the VOP3
+        input modifiers (the source's sign bit, bit 31 of a 32-bit source and bit 63 of a
+        64-bit one, cleared and/or flipped, as the golden model does to an integer source;
+        0 for a carry-in or select mask, which they do not touch). Taken in the cycle its
+        last operation goes to the VGPR file. Sources 0 and 1 (and their modifiers) are
         given as the instruction names them; the unit exchanges them when ``control.swap``.
         ``after``: it may read a VGPR its wave's instruction before it writes (an instruction
         the unit has taken, or none); its first operation goes to the VGPR file once that
@@ -118,7 +123,8 @@ class VectorUnit(wiring.Component):
         self.issue_layout = data.StructLayout({
             "slot": range(slots), "control": FastControl, "dst": range(vgprs),
             "dst_write": 1, "srcs": data.ArrayLayout(source, SOURCES),
-            "exec": 64, "cin": 64, "after": 1, "cin_after": 1})
+            "exec": 64, "cin": 64, "abs": SOURCES, "neg": SOURCES, "after": 1,
+            "cin_after": 1})
         self.done_layout = data.StructLayout({"slot": range(slots), "flags": 64})
         super().__init__({
             "issue": In(stream.Signature(self.issue_layout)),
@@ -153,7 +159,7 @@ class VectorUnit(wiring.Component):
             "slot": slot_shape, "pass_": range(passes), "last": 1, "control": FastControl,
             "dst": range(self._vgprs), "dst1": range(self._vgprs), "dst_write": 1,
             "dst_wide": 1, "half": 1, "values": data.ArrayLayout(32, SOURCES),
-            "exec": lanes, "cin": lanes})
+            "clear": SOURCES, "flip": SOURCES, "exec": lanes, "cin": lanes})
 
         # --- pass sequencer: an operation per pass, two (half 0 and 1) for an instruction with
         # 64-bit operands or result, each reading and writing one word of them ------------------
@@ -228,6 +234,11 @@ class VectorUnit(wiring.Component):
                          wide[0].eq(ins.control.cmp_wide | ins.control.shift64),
                          wide[1].eq(ins.control.cmp_wide)]
             m.d.sync += [cur.srcs[k].eq(srcs[k]) for k in range(2)]
+            # the modifiers follow their sources
+            m.d.sync += [cur.abs[k].eq(Mux(ins.control.swap, ins.abs[1 - k], ins.abs[k]))
+                         for k in range(2)]
+            m.d.sync += [cur.neg[k].eq(Mux(ins.control.swap, ins.neg[1 - k], ins.neg[k]))
+                         for k in range(2)]
             m.d.sync += [hi_reg[k].eq(srcs[k].reg + 1) for k in range(2)]
         with m.Elif(dep):
             m.d.sync += dep.eq(pend_any.bit_select(cur.slot, 1))
@@ -247,6 +258,10 @@ class VectorUnit(wiring.Component):
         for k in range(SOURCES):
             s = cur.srcs[k]
             high = wide[k] & word if k < 2 else 0
+            # the word holds the source's sign bit: a 32-bit source's, a 64-bit one's high word
+            signed = (~wide[k] | word) if k < 2 else 1
+            m.d.comb += [out_tag.clear[k].eq(cur.abs[k] & signed),
+                         out_tag.flip[k].eq(cur.neg[k] & signed)]
             m.d.comb += [req.regs[k].reg.eq(Mux(high, hi_reg[k], s.reg) if k < 2 else s.reg),
                          req.regs[k].valid.eq(s.vgpr),
                          # 0 for a VGPR source, whose operand is 0 from the file otherwise
@@ -280,9 +295,11 @@ class VectorUnit(wiring.Component):
             alus.append(alu)
             # the VGPR file's operand is 0 for a source not read, the scalar operand 0 for a
             # VGPR source: no select, which would be a control bit with a load in every bit
-            # of every lane
+            # of every lane; the input modifiers on the sign bit (one LUT4 still)
             for k, port in enumerate((alu.src0, alu.src1, alu.src2)):
-                m.d.comb += port.eq(got.data[k][lane] | ptag.values[k])
+                word = got.data[k][lane] | ptag.values[k]
+                sign = (word[31] & ~ptag.clear[k]) ^ ptag.flip[k]
+                m.d.comb += port.eq(Cat(word[:31], sign))
             m.d.comb += [alu.cin.eq(ptag.cin[lane]), alu.control.eq(control),
                          alu.half.eq(ptag.half)]
         m.d.comb += self.busy.eq(o_valid)

@@ -5,6 +5,9 @@ ALU, control, scalar loads, the fast vector operations, buffer loads and stores;
 
 # amaranth: UnusedElaboratable=no
 
+import random
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,7 @@ from gpgpu_hdl.emu.trace import per_wave
 from gpgpu_hdl.isa.codeobj import CodeObject
 from gpgpu_hdl.isa.decoder import decode, decode_one
 from gpgpu_hdl.isa.disasm import format_instruction
+from gpgpu_hdl.isa.formats import Format
 from gpgpu_hdl.runtime import Device, RtlTrap
 from gpgpu_hdl.sim.lockstep import random_stream
 from gpgpu_hdl.sim.trace import compare_traces
@@ -153,23 +157,39 @@ def test_buffer_atomics_match_golden_model(lanes):
     assert np.array_equal(run.memory[0], run.emu_memory[0])
 
 
-def _has_modifiers(word: bytes) -> bool:
-    fields = decode_one(word + bytes(8 - len(word))).fields
-    return any(fields.get(f, 0) for f in ("abs", "neg", "clamp", "omod"))
+def _with_modifiers(stream, seed: int):
+    """``stream`` with random VOP3 input modifiers (abs, neg) on its VOP3-form
+    :data:`~gpgpu_hdl.cu.fast_alu.FAST_OPS` instructions (the VOP3b form has no abs: those
+    bits are its scalar destination), for the fast lanes to apply."""
+    rng = random.Random(seed)
+    words, modified = [], 0
+    for word in stream.generated:
+        inst = decode_one(word + bytes(8 - len(word)))
+        if inst.encoding is Format.VOP3 and inst.info.mnemonic in FAST_OPS:
+            raw = int.from_bytes(word[:8], "little")
+            if "vop3b" not in inst.info.flags:
+                raw = raw & ~(7 << 8) | rng.getrandbits(3) << 8
+            raw = raw & ~(7 << 61) | rng.getrandbits(3) << 61
+            modified += raw != int.from_bytes(word[:8], "little")
+            word = raw.to_bytes(8, "little") + word[8:]
+        words.append(word)
+    assert modified >= 5, "the stream has too few VOP3 fast instructions to modify"
+    return replace(stream, generated=tuple(words))
 
 
 #: what the random streams draw from: what the pipelined unit runs
 _SUPPORTED = frozenset(SALU_ALU_OPS) | frozenset(FAST_OPS) | {"v_mov_b32", "s_nop"}
 
 
-@pytest.mark.parametrize("seed, lanes", [(1, 4), pytest.param(2, 8, marks=pytest.mark.slow)])
-def test_random_stream_matches_golden_model(seed, lanes):
+@pytest.mark.parametrize("seed, lanes, modifiers",
+                         [(1, 4, True), pytest.param(2, 8, False, marks=pytest.mark.slow)])
+def test_random_stream_matches_golden_model(seed, lanes, modifiers):
     """A lockstep stream (prologue, 60 random instructions the unit runs, the epilogue's
-    buffer stores of every register) on two waves: traces and stored registers equal the
-    golden model's."""
+    buffer stores of every register) on two waves, with VOP3 input modifiers on its fast
+    vector instructions or not: traces and stored registers equal the golden model's."""
     stream = random_stream(seed, length=60, supported=_SUPPORTED)
-    stream = stream.with_keep([i for i, w in enumerate(stream.generated)
-                               if not _has_modifiers(w)])
+    if modifiers:
+        stream = _with_modifiers(stream, seed)
     run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), stream.code_object(),
                      np.zeros((100, 128), np.uint32), kernel="stream", global_size=128,
                      local_size=128, latency=(1, 6), seed=seed)

@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """The vector ALU stage (:mod:`gpgpu_hdl.cu.vector_unit`) with its VGPR file, against the golden
 model: random FAST_OPS instructions on random wave slots, with VGPR and scalar operands (64-bit
-ones too), random EXEC and carry-in masks, issued as fast as the unit takes them (a slot waits
-only for its own previous instruction, the one-in-flight rule of the pipelined unit; or, with
-``follow``, a slot's instruction follows its one in flight, marked ``after`` when it reads what
-that one writes). Every write to the VGPR file and every flag mask must be the golden model's,
-in issue order; the unit must take a conflict-free instruction every ``64 / lanes`` cycles and
-count exactly its passes as busy.
+ones too), random EXEC and carry-in masks, VOP3 input modifiers (abs, neg) on some, issued as
+fast as the unit takes them (a slot waits only for its own previous instruction, the
+one-in-flight rule of the pipelined unit; or, with ``follow``, a slot's instruction follows its
+one in flight, marked ``after`` when it reads what that one writes). Every write to the VGPR
+file and every flag mask must be the golden model's, in issue order; the unit must take a
+conflict-free instruction every ``64 / lanes`` cycles and count exactly its passes as busy.
 """
 
 from __future__ import annotations
@@ -59,7 +59,12 @@ class Model:
                 s = ins["srcs"][k]
                 mask = M64 if w == 64 else M32
                 v = self.value(slot, s["reg"], lane, s["wide"]) if s["vgpr"] else s["value"]
-                srcs.append(v & mask if w else 0)
+                v &= mask
+                if w:       # the VOP3 input modifiers, as the golden model's reader does
+                    sign = 1 << (w - 1)
+                    v = (v & ~sign if ins.get("abs", 0) >> k & 1 else v) ^ (
+                        sign if ins.get("neg", 0) >> k & 1 else 0)
+                srcs.append(v if w else 0)
             lanes.append((*srcs, cin >> lane & 1, lane))
         out = golden(name, lanes)
         flags = 0
@@ -89,7 +94,12 @@ def random_instruction(rng: random.Random, slots: int, vgprs: int, name: str = "
     dst_write = info.format is not Format.VOPC
     dst_wide = dst_write and info.dst.bits == 64
     exec_mask = rng.choice((M64, rng.getrandbits(64), M32 << 32, 0x8000_0000_0000_0001))
+    # VOP3 input modifiers on a third of them (none on a carry-in or select mask: no source)
+    used = sum(1 << k for k, w in enumerate(source_bits(name)) if w)
+    mods = rng.random() < 0.3
     return {"name": name, "slot": rng.randrange(slots), "srcs": srcs,
+            "abs": rng.getrandbits(3) & used if mods else 0,
+            "neg": rng.getrandbits(3) & used if mods else 0,
             "dst": rng.randrange(vgprs - dst_wide), "dst_write": int(dst_write),
             "dst_wide": int(dst_wide), "exec": exec_mask,
             "cin": rng.getrandbits(64) if takes_cin(name) else rng.getrandbits(64)}
@@ -99,7 +109,8 @@ def payload(ins: dict, after: bool = False) -> dict:
     return {"slot": ins["slot"], "control": control_word(ins["name"]), "dst": ins["dst"],
             "dst_write": ins["dst_write"],
             "srcs": [{k: s[k] for k in ("vgpr", "reg", "value")} for s in ins["srcs"]],
-            "exec": ins["exec"], "cin": ins["cin"], "after": after,
+            "exec": ins["exec"], "cin": ins["cin"], "abs": ins.get("abs", 0),
+            "neg": ins.get("neg", 0), "after": after,
             "cin_after": ins.get("cin_after", 0)}
 
 
