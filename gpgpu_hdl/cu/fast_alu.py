@@ -19,16 +19,18 @@ instruction (the lanes share it); :class:`FastLaneAlu` is one lane: a pipeline o
 results come out in order, exactly :data:`LATENCY` cycles after their operands. Each stage is
 about three LUT levels or one carry chain deep, the shape that reaches 150 MHz on ECP5::
 
-    stage 0  the inputs, the lane's own copy of the control word, the bitwise unit's truth
-             table (``v_cndmask_b32``'s by the lane's select bit)
+    stage 0  the inputs, the lane's own copy of the control word; S0 or S1 cleared for the
+             bitwise unit (``v_cndmask_b32``'s unselected source by the lane's select bit,
+             S1 for ``v_not_b32`` and moves), a register reset, not a LUT
     stage 1  the adder (the add family; S0 - S1 for the compares and min/max), the
-             bitwise ops (a truth-table lookup), the equality compare, the multiplier operands
-             (extension, or the shift's bit-reversed value word and one-hot factor) into
-             fabric registers
+             bitwise ops (and, or, xor, xnor: a LUT4 a bit), the equality compare, the
+             multiplier operands (extension, or the shift's bit-reversed value word and
+             one-hot factor) into fabric registers
     stage 2  the multiplier operands into the DSP blocks' input registers
              (:class:`~.dsp.Mul18`, four 18x18 partial products), lower-than from the
              adder's carries, the add or bitwise result
-    stage 3  the partial products (the DSP blocks' output registers), min/max, the flag,
+    stage 3  the partial products (the DSP blocks' output registers), min/max (the
+             operands it picks from are 0 for the other instructions), the flag,
              whether a bit-field's top bit is in the shift's sign fill (a compare of their
              widths); the add/logic/minmax result is final
     stage 4  the sum of the two middle partial products; the low partial product's low
@@ -38,8 +40,9 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
              travel to here as numbers, not as 32-bit masks)
     stage 6  the product word (low/high; a 64-bit shift's second word adds the first's
              carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
-             bit-field extract, the bit-field mask
-    stage 7  the bit-field extract and the result select
+             bit-field extract, the bit-field mask (all ones for a shift); the words the
+             instruction does not use reset to 0
+    stage 7  the bit-field extract and the result: an OR of the words, 5 inputs a bit
 
 The vector unit exchanges S0 and S1 for the instructions whose control word says ``swap``
 (``v_subrev_*``, and the shifts whose value is S1), so the lane has no operand swap.
@@ -82,8 +85,8 @@ from .valu import (
     _member_name,
 )
 
-__all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "FastControl", "fast_control",
-           "FastDecode", "FastLaneAlu"]
+__all__ = ["FAST_OPS", "SLOW_OPS", "LATENCY", "LOGIC_FUNCTIONS", "MOVE_CONTROL", "FastControl",
+           "fast_control", "FastDecode", "FastLaneAlu"]
 
 #: register stages from the operands to the result
 LATENCY = 8
@@ -107,10 +110,11 @@ SLOW_OPS: tuple[str, ...] = tuple(n for n in VALU_INT_OPS if n not in FAST_OPS)
 #: * ``early_add``, ``early_logic``, ``early_minmax``: the result is final after stage 3 and
 #:   comes from the adder, the bitwise unit or min/max (none: the result is 0, as for the
 #:   compares);
-#: * ``use_early``, ``use_mul``, ``use_shift``, ``use_bfe``: the source of the result in stage 7;
-#: * bitwise unit: ``truth`` (bit ``2 a + b`` is the result bit for the operand bits ``a``,
-#:   ``b``: any function of two bits, a 4:1 multiplexer), ``cndmask`` (the truth table is
-#:   ``b`` or ``a`` by the lane's select bit);
+#: * ``use_mul``, ``use_shift``, ``use_bfe``: the result is the product word, the shifted
+#:   word or the bit-field extract (none: the early result);
+#: * bitwise unit: ``logic`` (:data:`LOGIC_FUNCTIONS`: and, or, xor, xnor of the operand
+#:   bits), ``zero_b`` (S1 cleared first: ``v_not_b32`` is xnor with 0, a move or with 0),
+#:   ``cndmask`` (the source the lane's select bit does not pick cleared first, then or);
 #: * adder: ``add_invert`` (S0 + ~S1), ``add_cin`` (carry in: 0, 1, ``cin``, ``~cin``),
 #:   ``add_borrow`` (the flag is the inverted carry out); the compares and min/max subtract;
 #: * ``flag_add``, ``flag_cmp``: the flag is the adder's carry/borrow or the compare;
@@ -122,26 +126,23 @@ SLOW_OPS: tuple[str, ...] = tuple(n for n in VALU_INT_OPS if n not in FAST_OPS)
 #:   ``shift64`` (a 64-bit value: two operations).
 FastControl = data.StructLayout({
     "swap": 1, "early_add": 1, "early_logic": 1, "early_minmax": 1, "shift64": 1,
-    "use_early": 1, "use_mul": 1, "use_shift": 1, "use_bfe": 1,
+    "use_mul": 1, "use_shift": 1, "use_bfe": 1,
     "add_invert": 1, "add_cin": 2, "add_borrow": 1,
     "flag_add": 1, "flag_cmp": 1,
-    "truth": 4, "cndmask": 1,
+    "logic": 2, "zero_b": 1, "cndmask": 1,
     "cmp_signed": 1, "cmp_wide": 1, "cmp_cond": 3, "is_max": 1,
     "mul_signed": 1, "mul_narrow": 1, "mul_high": 1, "mad": 1,
     "shift_mode": 1, "shift_right": 1, "shift_arith": 1,
 })
 
 _ADD_CIN = {0: 0, 1: 1, "cin": 2, "~cin": 3}
-#: the bitwise instructions' functions of the operand bits a, b (S0, S1)
-_LOGIC_OF = {"v_not_b32": lambda a, b: 1 - a, "v_and_b32": lambda a, b: a & b,
-             "v_or_b32": lambda a, b: a | b, "v_xor_b32": lambda a, b: a ^ b}
+#: the bitwise unit's functions of the operand bits, by the control word's ``logic``
+LOGIC_FUNCTIONS = ("and", "or", "xor", "xnor")
+#: the bitwise instructions: (function, S1 cleared first)
+_LOGIC_OF = {"v_not_b32": ("xnor", 1), "v_and_b32": ("and", 0), "v_or_b32": ("or", 0),
+             "v_xor_b32": ("xor", 0)}
 #: the subtract of the compares and min/max
 _SUBTRACT = {"add_invert": 1, "add_cin": 1}
-
-
-def _truth(function) -> int:
-    """The 4-bit truth table of ``function(a, b)`` (bit ``2 a + b``)."""
-    return sum(function(i >> 1 & 1, i & 1) << i for i in range(4))
 
 
 def fast_control(mnemonic: str) -> dict:
@@ -157,19 +158,20 @@ def fast_control(mnemonic: str) -> dict:
     c: dict = {}
     if mnemonic in _ADD_OPS:
         x, _, invert, cin, borrow = _ADD_OPS[mnemonic]
-        c |= {"early_add": 1, "use_early": 1, "swap": int(x == "b"),
+        c |= {"early_add": 1, "swap": int(x == "b"),
               "add_invert": int(invert), "add_cin": _ADD_CIN[cin], "add_borrow": int(borrow),
               "flag_add": 1}
     elif mnemonic in _LOGIC_OF:
-        c |= {"early_logic": 1, "use_early": 1, "truth": _truth(_LOGIC_OF[mnemonic])}
+        function, zero_b = _LOGIC_OF[mnemonic]
+        c |= {"early_logic": 1, "logic": LOGIC_FUNCTIONS.index(function), "zero_b": zero_b}
     elif mnemonic == "v_cndmask_b32":
-        c |= {"early_logic": 1, "use_early": 1, "cndmask": 1}
+        c |= {"early_logic": 1, "logic": LOGIC_FUNCTIONS.index("or"), "cndmask": 1}
     elif mnemonic in _CMP_OPS:
         cond, is_signed, wide = _CMP_OPS[mnemonic]
-        c |= {"use_early": 1, "flag_cmp": 1, "cmp_signed": int(is_signed),
+        c |= {"flag_cmp": 1, "cmp_signed": int(is_signed),
               "cmp_wide": int(wide), "cmp_cond": _CMP_CONDS.index(cond), **_SUBTRACT}
     elif mnemonic in _MINMAX_OPS:
-        c |= {"early_minmax": 1, "use_early": 1, "cmp_signed": int(mnemonic.endswith("_i32")),
+        c |= {"early_minmax": 1, "cmp_signed": int(mnemonic.endswith("_i32")),
               "is_max": int("_max_" in mnemonic), **_SUBTRACT}
     elif mnemonic in _MUL_OPS:
         op = _MUL_OPS[mnemonic]
@@ -189,6 +191,11 @@ def fast_control(mnemonic: str) -> dict:
         c |= {"use_shift": 1, "shift_mode": 1, "shift64": 1,
               "shift_right": int(op != ShiftOp.SHL), "shift_arith": int(op == ShiftOp.ASHR)}
     return c
+
+
+#: The :data:`FastControl` fields of ``v_mov_b32`` in the fast lanes: S0 through the bitwise
+#: unit (or with S1 cleared).
+MOVE_CONTROL = {"early_logic": 1, "logic": LOGIC_FUNCTIONS.index("or"), "zero_b": 1}
 
 
 class FastDecode(wiring.Component):
@@ -257,8 +264,8 @@ class FastLaneAlu(wiring.Component):
     dsp : str
         How the multipliers are built: ``"generic"`` (simulation, any target) or ``"ecp5"``
         (``MULT18X18D`` with its own registers), see :mod:`~gpgpu_hdl.cu.dsp`; also the style
-        of the stage-0 registers of the inputs every lane shares (the control word, ``half``,
-        the bitwise unit's truth table), :class:`~.copy_register.CopyRegister` registers, so
+        of the stage-0 registers of the inputs every lane shares (the control word and
+        ``half``), :class:`~.copy_register.CopyRegister` registers, so
         each lane keeps its own copies through synthesis (Yosys merges identical registers,
         and the lanes' control registers would be one or two copies driving every lane).
     copy : int
@@ -339,16 +346,16 @@ class FastLaneAlu(wiring.Component):
 
         # --- stage 0: the inputs, with the lane's own copy of the control --------------------
         ctl = data.View(FastControl, copy_stage("control", self.control.as_value()))
-        a = stage(0, "src0", self.src0)
-        b = stage(0, "src1", self.src1)
+        # the bitwise unit's operands: v_cndmask_b32's unselected source cleared (then or),
+        # v_not_b32's and a move's S1 (then xnor, or). The others' results do not use the
+        # operands then (a register's synchronous reset: no LUT on the data)
+        clear_a = self.control.cndmask & self.cin
+        clear_b = self.control.zero_b | (self.control.cndmask & ~self.cin)
+        a = stage(0, "src0", Mux(clear_a, 0, self.src0))
+        b = stage(0, "src1", Mux(clear_b, 0, self.src1))
         c = stage(0, "src2", self.src2)
         cin = stage(0, "cin", self.cin)
         half = copy_stage("half", self.half)
-        # the bitwise unit's truth table: v_cndmask_b32's is S1 or S0 by the lane's select bit
-        # (two of its bits are the same either way: they depend on the control word alone)
-        pick = [_truth(lambda a, b: a), _truth(lambda a, b: b)]
-        truth = copy_stage("truth", Mux(self.control.cndmask, Mux(self.cin, pick[1], pick[0]),
-                                        self.control.truth))
         # the first operation of a pair leaves what the second needs in registers that hold
         # through bubbles (which are no-ops: a control word of 0)
         first = (ctl.cmp_wide | ctl.shift64) & ~half
@@ -374,10 +381,17 @@ class FastLaneAlu(wiring.Component):
         with m.If(first):
             m.d.sync += [p_carry.eq(total[32]), p_eq.eq(eq)]
 
-        logic = Cat(truth.bit_select(Cat(b[i], a[i]), 1) for i in range(32))
+        logic = Signal(32, name="logic")
+        with m.Switch(ctl.logic):
+            for code, function in enumerate(LOGIC_FUNCTIONS):
+                with m.Case(code):
+                    m.d.comb += logic.eq({"and": a & b, "or": a | b, "xor": a ^ b,
+                                          "xnor": ~(a ^ b)}[function])
         s1_logic = stage(1, "logic", logic)
-        s1_a = stage(1, "a", a)
-        s1_b = stage(1, "b", b)
+        # min/max's operands, 0 for the other instructions (a reset, not a LUT), so that its
+        # pick in stage 3 needs no enable
+        s1_a = stage(1, "a", Mux(ctl.early_minmax, a, 0))
+        s1_b = stage(1, "b", Mux(ctl.early_minmax, b, 0))
         # the addend of v_mad_*_24, carried to stage 4
         s1_addend = stage(1, "addend", Mux(ctl.mad, c, 0), 32)
 
@@ -445,8 +459,7 @@ class FastLaneAlu(wiring.Component):
         s3 = control_stage(3, s2)
         lt, eq, a2, b2 = (carried.pop(n) for n in ("lt", "eq", "a", "b"))
         conds = Cat(Const(0, 1), lt, eq, lt | eq, ~(lt | eq), ~eq, ~lt, Const(1, 1))
-        carried["early"] = (carried["early"]
-                            | Mux(s2.early_minmax, Mux(lt ^ s2.is_max, a2, b2), 0))
+        carried["early"] = carried["early"] | Mux(lt ^ s2.is_max, a2, b2)
         carried["flag"] = ((s2.flag_cmp & conds.bit_select(s2.cmp_cond, 1))
                            | carried.pop("add_flag"))
         # the field's top bit, bit width - 1, is a copy of the sign when it is one of the
@@ -484,7 +497,6 @@ class FastLaneAlu(wiring.Component):
         carried = {name: stage(5, name, value) for name, value in carried.items()}
 
         # --- stage 6: the product word, the shift's reversal and sign fill, bfe's top bit ----
-        s6 = control_stage(6, s5)
         low = s5_product[:32]
         word = Mux(s5.mul_high, s5_product[32:], low)
         # the shifted word: a 64-bit shift's second operation adds (ORs: the bits are apart)
@@ -494,19 +506,20 @@ class FastLaneAlu(wiring.Component):
         with m.If(carried["keep_word"]):
             m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
         shifted = Mux(s5.shift_right, _reverse(shift_word) | carried["sign_mask"], shift_word)
-        s6_mul = stage(6, "mul", word)
-        s6_shift = stage(6, "shift", shifted)
-        s6_top = stage(6, "top", (carried["top_sel"] & _reverse(low)).any()
-                       | carried["top_fill"])
+        # the words the instruction does not use are 0 (a reset, not a LUT: the early result
+        # is 0 already for the others), the bit-field mask all ones unless it is a v_bfe
+        s6_mul = stage(6, "mul", Mux(s5.use_mul, word, 0))
+        s6_shift = stage(6, "shift", Mux(s5.use_shift | s5.use_bfe, shifted, 0))
+        s6_fill = stage(6, "fill", ((carried["top_sel"] & _reverse(low)).any()
+                                    | carried["top_fill"]) & s5.shift_arith & s5.use_bfe)
         s6_early = stage(6, "early", carried["early"])
         s6_flag = stage(6, "flag", carried["flag"])
-        s6_keep = stage(6, "keep", _thermometer(carried["width"]))     # v_bfe: the low S2[4:0]
+        s6_keep = stage(6, "keep", Mux(s5.use_bfe, _thermometer(carried["width"]),  # S2[4:0]
+                                       Const(-1, 32)))
 
-        # --- stage 7: the bit-field mask and the result select ---------------------------------
-        bfe = (s6_shift & s6_keep) | (~s6_keep & (s6_top & s6.shift_arith).replicate(32))
-        s7_result = stage(7, "result",
-                          Mux(s6.use_early, s6_early, 0) | Mux(s6.use_mul, s6_mul, 0)
-                          | Mux(s6.use_shift, s6_shift, 0) | Mux(s6.use_bfe, bfe, 0))
+        # --- stage 7: the bit-field mask and the result: an OR of the words ------------------
+        s7_result = stage(7, "result", s6_early | s6_mul | (s6_shift & s6_keep)
+                          | (~s6_keep & s6_fill.replicate(32)))
         s7_flag = stage(7, "flag", s6_flag)
         m.d.comb += [self.result.eq(s7_result), self.flag.eq(s7_flag)]
         return m

@@ -50,7 +50,7 @@ from .core import MemRequest, TrapCause, unit_members
 from .dsp import check_style
 from .decode import FORMAT_TAG, DecodedLayout, Decoder, MemKind, Spec, XUnit, control
 from .done_slots import DoneSlots
-from .fast_alu import FAST_OPS, FastControl, FastDecode, fast_control
+from .fast_alu import FAST_OPS, MOVE_CONTROL, FastControl, FastDecode
 from .grid import GridWalker
 from .launcher import WaveLauncher
 from .lds import LdsUnit
@@ -125,8 +125,6 @@ _EXEC_WRITERS = tuple(control(TABLE.by_mnemonic(n))["op"] for n in SALU_ALU_OPS
 #: taken at retirement, which keeps the wave's order
 _FOLLOWERS = (Spec.NOP, Spec.ENDPGM, Spec.BRANCH, Spec.CBR_SCC0, Spec.CBR_SCC1, Spec.CBR_VCCZ,
               Spec.CBR_VCCNZ, Spec.CBR_EXECZ, Spec.CBR_EXECNZ, Spec.BARRIER, Spec.WAITCNT)
-#: the fast lanes' control for ``v_mov_b32``: the bitwise unit passing S0
-_MOVE_CONTROL = fast_control("v_not_b32") | {"truth": 0b1100}
 #: Queues are written without looking at their ``w_rdy``: issue counts what each may hold (one
 #: instruction in flight per wave, two fast vector ones: never more than the wave slots, or
 #: twice that for the fast vector unit's; the units' input queues by credits). A
@@ -1038,7 +1036,7 @@ class PipelinedComputeUnit(wiring.Component):
         is_move = (ctl.unit == XUnit.VSPEC) & ctl.spec.as_value().matches(*_MOVES)
         v_src0, v_dst = act3.v_src0, act3.v_dst      # (M0 added for v_movrel*)
         m.d.comb += [v_issue.slot.eq(s3),
-                     v_issue.control.eq(Mux(is_move, FastControl.const(_MOVE_CONTROL),
+                     v_issue.control.eq(Mux(is_move, FastControl.const(MOVE_CONTROL),
                                             fdec.control)),
                      v_issue.dst.eq(v_dst), v_issue.dst_write.eq(~ctl.vopc),
                      v_issue.exec.eq(exec3), v_issue.cin.eq(cin_value),
