@@ -25,11 +25,12 @@ sys.path.insert(0, str(ROOT))
 
 from amaranth.back import verilog  # noqa: E402
 
-from gpgpu_hdl.cu.fast_alu import FAST_OPS, FastLaneAlu  # noqa: E402
+from gpgpu_hdl.cu.fast_alu import FastLaneAlu  # noqa: E402
 from gpgpu_hdl.cu.lds import LdsUnit  # noqa: E402
 from gpgpu_hdl.cu.launcher import WaveLauncher  # noqa: E402
 from gpgpu_hdl.cu.lsu import BufferUnit  # noqa: E402
 from gpgpu_hdl.config import CuConfig  # noqa: E402
+from gpgpu_hdl.cu.pipelined import slow_int_ops  # noqa: E402
 from gpgpu_hdl.cu.plan import BuildPlan  # noqa: E402
 from gpgpu_hdl.cu.scalar_alu import PipelinedScalarAlu  # noqa: E402
 from gpgpu_hdl.cu.sgpr_file import SgprFile  # noqa: E402
@@ -73,8 +74,8 @@ DESIGNS = {
                  "wave launcher, 16-lane id passes, 8 slots"),
     "slow": (lambda: SlowVectorUnit(
                 lanes=16, slots=8, vgprs=64, width=1, fp_ops=(), shifter=CuConfig().shifter,
-                int_ops=[n for n in BuildPlan.of(CuConfig().profile, lds_bytes=0).valu_ops
-                         if n not in FAST_OPS], dsp="ecp5"),
+                int_ops=slow_int_ops(BuildPlan.of(CuConfig().profile, lds_bytes=0)),
+                dsp="ecp5"),
              "slow vector unit, one pipelined lane, the full profile's integer ops but the "
              "fast lanes' (as the pipelined unit builds it), no FP32 lane"),
 }

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from gpgpu_hdl.config import CuConfig
 from gpgpu_hdl.cu.fpu.ops import SUBUNIT_OF
 from gpgpu_hdl.cu.fpu.unit import FpLaneUnit
+from gpgpu_hdl.cu.pipelined import slow_int_ops
 from gpgpu_hdl.cu.plan import BuildPlan
 from gpgpu_hdl.cu.shifter import SHIFTER_STYLES
 from gpgpu_hdl.cu.valu import VALU_INT_OPS, IntLaneAlu
@@ -477,7 +478,8 @@ def _audit_pipelined(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: Bui
     multi-cycle unit's Verilog fails here). What the plan changes in its hierarchy: the LDS
     unit (``lds`` with its queues) exactly when the ``lds`` part is kept, of ``lds_bytes``;
     the slow vector unit's integer lanes (``slow.int0``...) when the plan has VALU integer
-    operations and its FP lanes (``slow.fp0``..., as many as the integer lanes) when it has
+    operations outside the fast lanes' (:func:`~gpgpu_hdl.cu.pipelined.slow_int_ops`) and its
+    FP lanes (``slow.fp0``..., as many as the integer lanes) when it has
     FP32 ones, each with exactly the FP sub-units :func:`fp_units` names (a dropped ``fp_*``
     part has no submodule). What it does not: the fast lanes (``valu.lane0``...) are built
     whole, so a dropped ``multiplier``, ``shifter64`` or ``funnel`` is only decoded as
@@ -506,14 +508,16 @@ def _audit_pipelined(h: Hierarchy, root: ModuleInfo, config: CuConfig, plan: Bui
     slow = h.at("slow")
     ints, fps = _numbered(slow, "int"), _numbered(slow, "fp")
     width = max(len(ints), len(fps))
-    want_ints = [f"int{j}" for j in range(width)] if plan.valu_ops else []
+    slow_ops = slow_int_ops(plan)
+    want_ints = [f"int{j}" for j in range(width)] if slow_ops else []
     want_fps = [f"fp{j}" for j in range(width)] if plan.fp_ops else []
     check("slow unit, integer lanes",
-          "1, 2 or 4" if plan.valu_ops else "none (no VALU integer operation)",
+          "1, 2 or 4" if slow_ops else
+          "none (no VALU integer operation outside the fast lanes' FAST_OPS)",
           f"{len(ints)} ({_lanes(ints)})", ints == want_ints and width in (
-              (1, 2, 4) if plan.valu_ops or plan.fp_ops else (0,)))
+              (1, 2, 4) if slow_ops or plan.fp_ops else (0,)))
     check("slow unit, FP lanes (part fp_*)",
-          "one per integer lane" if plan.fp_ops and plan.valu_ops else
+          "one per integer lane" if plan.fp_ops and slow_ops else
           "1, 2 or 4" if plan.fp_ops else "none (no FP32 instruction)",
           f"{len(fps)} ({_lanes(fps)})", fps == want_fps and (width in (1, 2, 4)
                                                            or not plan.fp_ops))

@@ -68,13 +68,20 @@ from .slow_unit import SlowVectorUnit
 from .vector_unit import VectorUnit
 from .vgpr_file import BANKS, VgprFile
 
-__all__ = ["PIPELINED_UNITS", "runs", "PipelinedComputeUnit"]
+__all__ = ["PIPELINED_UNITS", "runs", "slow_int_ops", "PipelinedComputeUnit"]
 
 #: The execution paths the pipelined unit has (:class:`~.decode.XUnit`); it lacks FP64 only
 #: (see :func:`runs`).
 PIPELINED_UNITS = ("SALU", "SPEC", "SMEM", "VALU (fast integer operations, VOP3 input modifiers)",
                    "VALU (the other integer operations, FP32, lane reads)",
                    "BUF (loads, stores and atomics)", "DS (the LDS)")
+
+
+def slow_int_ops(plan: BuildPlan) -> tuple[str, ...]:
+    """The integer vector ALU instructions of ``plan`` that the unit's slow vector unit is
+    built for: those outside :data:`~.fast_alu.FAST_OPS` (the fast lanes run every
+    ``FAST_OPS`` one, with VOP3 modifiers or not). None: the slow unit has no integer lanes."""
+    return tuple(n for n in plan.valu_ops if n not in FAST_OPS)
 
 
 def runs(mnemonic: str) -> bool:
@@ -264,10 +271,8 @@ class PipelinedComputeUnit(wiring.Component):
         lsu = cleared("lsu", BufferUnit(lanes=L, slots=W, vgprs=NV, dsp=self._dsp,
                                         atomics=frozenset(self._plan.vmem_atomics)))
         plan = self._plan
-        # (the fast lanes run every FAST_OPS instruction, with VOP3 modifiers or not)
         slow = cleared("slow", SlowVectorUnit(lanes=L, slots=W, vgprs=NV,
-                                              int_ops=[n for n in plan.valu_ops
-                                                       if n not in FAST_OPS],
+                                              int_ops=slow_int_ops(plan),
                                               fp_ops=plan.fp_ops,
                                               shifter=cfg.shifter, dsp=self._dsp))
         lds = None
