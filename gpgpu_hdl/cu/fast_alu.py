@@ -25,23 +25,24 @@ about three LUT levels or one carry chain deep, the shape that reaches 150 MHz o
     stage 1  the adder (the add family; S0 - S1 for the compares and min/max), the
              bitwise ops (and, or, xor, xnor: a LUT4 a bit), the equality compare, the
              multiplier operands (extension, or the shift's bit-reversed value word and
-             one-hot factor) into fabric registers
+             one-hot factor; an arithmetic right shift's value inverted when negative)
+             into fabric registers
     stage 2  the multiplier operands into the DSP blocks' input registers
              (:class:`~.dsp.Mul18`, four 18x18 partial products), lower-than from the
              adder's carries, the add or bitwise result
     stage 3  the partial products (the DSP blocks' output registers), min/max (the
-             operands it picks from are 0 for the other instructions), the flag,
-             whether a bit-field's top bit is in the shift's sign fill (a compare of their
-             widths); the add/logic/minmax result is final
+             operands it picks from are 0 for the other instructions), the flag; the
+             add/logic/minmax result is final
     stage 4  the sum of the two middle partial products; the low partial product's low
              word plus the addend of ``v_mad_*_24``
     stage 5  the product: one carry chain, the middle sum added to the low and high partial
-             products side by side; the sign fill's and the bit-field top's masks (the widths
-             travel to here as numbers, not as 32-bit masks)
+             products side by side; the bit-field's top bit's place (its width - 1)
     stage 6  the product word (low/high; a 64-bit shift's second word adds the first's
-             carried-out bits), the shift's bit reversal and sign fill, the sign bit of a
-             bit-field extract, the bit-field mask (all ones for a shift); the words the
-             instruction does not use reset to 0
+             carried-out bits), the shift's bit reversal and inversion back (the sign
+             fill: a negative word's arithmetic shift is its complement's logical shift,
+             complemented), the sign bit of a bit-field extract (its top bit, a 32:1
+             select of two ``Mux4`` levels), the bit-field mask (all ones for a shift); the
+             words the instruction does not use reset to 0
     stage 7  the bit-field extract and the result: an OR of the words, 5 inputs a bit
 
 The vector unit exchanges S0 and S1 for the instructions whose control word says ``swap``
@@ -68,6 +69,7 @@ from amaranth.lib.wiring import In, Out
 
 from .copy_register import CopyRegister
 from .dsp import Mul18, check_style
+from .mux4 import Mux4
 from .multiplier import _HIGH_OPS, _NARROW_OPS, _SIGNED_OPS, DSP_WIDTH, extend_operand
 from .shifter import ShiftOp
 from .valu import (
@@ -317,6 +319,18 @@ class FastLaneAlu(wiring.Component):
         """Clock cycles from the inputs to ``result`` and ``flag``: :data:`LATENCY`."""
         return LATENCY
 
+    def _select32(self, m, word, index):
+        """Bit ``index`` (5 bits) of the 32-bit ``word``: two :class:`~.mux4.Mux4` levels
+        (8 then 2 bits; one LUT4 level each on ECP5) and a 2:1 select, about 21 LUT4s where
+        a one-hot decode of the index and an AND-OR of it took about 58."""
+        m.submodules.top_pick0 = first = Mux4(8, style=self._dsp)
+        m.submodules.top_pick1 = second = Mux4(2, style=self._dsp)
+        m.d.comb += [first.data[k][i].eq(word[4 * i + k]) for k in range(4) for i in range(8)]
+        m.d.comb += [second.data[k][i].eq(first.out[4 * i + k]) for k in range(4)
+                     for i in range(2)]
+        m.d.comb += [first.sel.eq(index[:2]), second.sel.eq(index[2:4])]
+        return Mux(index[4], second.out[1], second.out[0])
+
     def elaborate(self, platform):
         m = Module()
 
@@ -403,10 +417,21 @@ class FastLaneAlu(wiring.Component):
         shift_amount = b[:5]
         no_factor = second & ge32
         factor = Cat((shift_amount == i) & ~no_factor for i in range(32))
-        mul_in = []
-        for v, shift_in in ((a, Mux(ctl.shift_right, _reverse(a), a)), (b, factor)):
-            low, sign = extend_operand(v, ctl.mul_narrow, ctl.mul_signed)
-            mul_in.append(Mux(ctl.shift_mode, Cat(shift_in, Const(0, 1)), Cat(low, sign)))
+        # an arithmetic right shift of a negative value is a logical one of its inverse,
+        # inverted (``inv``: the sign, in the high word, the first operation's value for a
+        # 64-bit shift): the lane has no sign-fill masks. A right shift's value bit is then a
+        # LUT4 of its two bits, ``rev`` and ``inv`` (below 24, the extended operand's bit is
+        # the value's)
+        p_sign = Signal(name="p_sign", reset_less=True)
+        with m.If(first):
+            m.d.sync += p_sign.eq(a[31])
+        rev = ctl.shift_mode & ctl.shift_right
+        inv = ctl.shift_arith & Mux(second, p_sign, a[31])
+        low, sign = extend_operand(a, ctl.mul_narrow, ctl.mul_signed)
+        mul_in = [Mux(rev, Cat(_reverse(a) ^ inv.replicate(32), Const(0, 1)),
+                      Mux(ctl.shift_mode, Cat(a, Const(0, 1)), Cat(low, sign)))]
+        low, sign = extend_operand(b, ctl.mul_narrow, ctl.mul_signed)
+        mul_in.append(Mux(ctl.shift_mode, Cat(factor, Const(0, 1)), Cat(low, sign)))
         # registered in the fabric: the DSP blocks' own input registers are the next stage, so
         # the route to the DSP column has a cycle of its own
         lo_bits = DSP_WIDTH - 1
@@ -414,15 +439,9 @@ class FastLaneAlu(wiring.Component):
         for k, v in enumerate(mul_in):
             reg = stage(1, f"mul_in{k}", v)
             pieces.append((reg[:lo_bits], reg[lo_bits:].as_signed()))   # zero-, sign-extended
-        # what the shift and bit-field extract need after the multiply (decoded in stage 3):
-        # the sign fill's width in this result word, and the fill bit (a 64-bit right shift's
-        # sign is in the high word, its first operation's value)
-        p_sign = Signal(name="p_sign", reset_less=True)
-        with m.If(first):
-            m.d.sync += p_sign.eq(a[31])
-        fill_width = Mux(ctl.shift64 & (half ^ ge32), Mux(half, 0, 32), shift_amount)
-        s1_fill_width = stage(1, "fill_width", fill_width, 6)
-        s1_fill = stage(1, "fill", ctl.shift_arith & Mux(second, p_sign, a[31]))
+        # what the shift and bit-field extract need after the multiply: the result's
+        # inversion
+        s1_inv = stage(1, "inv", inv)
         s1_width = stage(1, "width", c[:5])                 # v_bfe: the field's width
         # a 64-bit shift: this operation's word is 0 (the first one, n >= 32), it keeps the
         # word that crosses into the next (the first one), it adds that word (the second one)
@@ -448,26 +467,18 @@ class FastLaneAlu(wiring.Component):
             ("early", Mux(s1.early_add, s1_sum[:32], 0) | Mux(s1.early_logic, s1_logic, 0)),
             ("lt", lt), ("eq", s1_eq), ("a", s1_a), ("b", s1_b),
             ("add_flag", s1.flag_add & (s1_sum[32] ^ s1.add_borrow)),
-            ("addend", s1_addend), ("fill_width", s1_fill_width), ("fill", s1_fill),
+            ("addend", s1_addend), ("inv", s1_inv),
             ("width", s1_width), ("zero", s1_zero), ("keep_word", s1_keep_word),
             ("join", s1_join), ("ge32", s1_ge32))}
 
-        # --- stage 3: min/max, the flag; whether a bit-field's top bit is in the sign fill ---
-        # (the fill and the field's width travel as numbers, 12 bits, and become 32-bit
-        # masks in stage 5, where they are used: three masks in registers from stage 3 would
-        # be 96 flip-flops a stage)
+        # --- stage 3: min/max, the flag ------------------------------------------------------
         s3 = control_stage(3, s2)
         lt, eq, a2, b2 = (carried.pop(n) for n in ("lt", "eq", "a", "b"))
         conds = Cat(Const(0, 1), lt, eq, lt | eq, ~(lt | eq), ~eq, ~lt, Const(1, 1))
         carried["early"] = carried["early"] | Mux(lt ^ s2.is_max, a2, b2)
         carried["flag"] = ((s2.flag_cmp & conds.bit_select(s2.cmp_cond, 1))
                            | carried.pop("add_flag"))
-        # the field's top bit, bit width - 1, is a copy of the sign when it is one of the
-        # fill's top fill_width bits (fill_width is at most 32, so a width of 0 never is)
-        fill_width, fill, width = carried["fill_width"], carried["fill"], carried["width"]
-        top_fill = fill & (width + fill_width >= 33)
         carried = {name: stage(3, name, value) for name, value in carried.items()}
-        carried["top_fill"] = stage(3, "top_fill", top_fill)
 
         # --- stage 4: the middle partial products' sum; the low one's low word + the addend -
         # The low partial product (two 17-bit unsigned operands) is under 2**34, so it and the
@@ -490,10 +501,10 @@ class FastLaneAlu(wiring.Component):
         m.d.comb += [t_sides.eq(Cat(s4_ll, s4_ll_hi, s4_hh)), t_mid.eq(s4_mid)]
         s5_product = stage(5, "product",
                            Cat(t_sides[:lo_bits], t_sides[lo_bits:] + t_mid), w)
-        # the shift's sign fill (its top fill_width bits) and v_bfe's field top (bit width - 1)
-        fill_width, fill = carried.pop("fill_width"), carried.pop("fill")
-        carried["sign_mask"] = _reverse(_thermometer(fill_width)) & fill.replicate(32)
-        carried["top_sel"] = Cat(carried["width"] == i + 1 for i in range(32))
+        # the field's top bit's place (width - 1) and whether there is a field (width 0:
+        # none, and no sign), for the select in stage 6
+        carried["top_at"] = (carried["width"] - 1)[:5]
+        carried["field"] = carried["width"] != 0
         carried = {name: stage(5, name, value) for name, value in carried.items()}
 
         # --- stage 6: the product word, the shift's reversal and sign fill, bfe's top bit ----
@@ -505,13 +516,15 @@ class FastLaneAlu(wiring.Component):
         shift_word = (Mux(carried["zero"], 0, low) | Mux(carried["join"], s6_carry, 0))
         with m.If(carried["keep_word"]):
             m.d.sync += s6_carry.eq(Mux(carried["ge32"], low, s5_product[32:]))
-        shifted = Mux(s5.shift_right, _reverse(shift_word) | carried["sign_mask"], shift_word)
+        inv = carried["inv"]
+        shifted = Mux(s5.shift_right, _reverse(shift_word) ^ inv.replicate(32), shift_word)
         # the words the instruction does not use are 0 (a reset, not a LUT: the early result
         # is 0 already for the others), the bit-field mask all ones unless it is a v_bfe
         s6_mul = stage(6, "mul", Mux(s5.use_mul, word, 0))
         s6_shift = stage(6, "shift", Mux(s5.use_shift | s5.use_bfe, shifted, 0))
-        s6_fill = stage(6, "fill", ((carried["top_sel"] & _reverse(low)).any()
-                                    | carried["top_fill"]) & s5.shift_arith & s5.use_bfe)
+        top = self._select32(m, _reverse(low), carried["top_at"])
+        s6_fill = stage(6, "fill", (top ^ inv) & carried["field"] & s5.shift_arith
+                        & s5.use_bfe)
         s6_early = stage(6, "early", carried["early"])
         s6_flag = stage(6, "flag", carried["flag"])
         s6_keep = stage(6, "keep", Mux(s5.use_bfe, _thermometer(carried["width"]),  # S2[4:0]
