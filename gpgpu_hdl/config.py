@@ -177,6 +177,11 @@ class CuConfig:
         of them one collector and one write port, the vector unit's write-back first, for
         less area and fewer cycles' overlap (docs/cu.md has both's figures). The multi-cycle
         unit takes 2 only.
+    lds_width : int
+        The pipelined unit's LDS: lanes served a cycle (1, 2, 4, 8 or 16, at most ``lanes``),
+        and its banks, as many; a conflict-free full-wave access takes ``64 / lds_width``
+        cycles. Its area grows with about the square of it (docs/cu.md has the figures). The
+        multi-cycle unit takes 4 only (it has an LDS of its own).
     """
 
     lanes: int = 1
@@ -190,6 +195,7 @@ class CuConfig:
     device: str = "LFE5U-85F"
     pipeline: bool = False
     vgpr_sides: int = 2
+    lds_width: int = 4
 
     def __post_init__(self) -> None:
         _choice("lanes", self.lanes, _POWERS_OF_TWO_TO_64)
@@ -206,9 +212,16 @@ class CuConfig:
         if self.vgpr_sides != 2 and not self.pipeline:
             raise ConfigError(f"vgpr_sides={self.vgpr_sides} is the pipelined unit's "
                               f"(pipeline=true); the multi-cycle unit's VGPRs have one port")
+        _choice("lds_width", self.lds_width, (1, 2, 4, 8, 16))
+        if self.lds_width != 4 and not self.pipeline:
+            raise ConfigError(f"lds_width={self.lds_width} is the pipelined unit's "
+                              f"(pipeline=true); the multi-cycle unit has an LDS of its own")
         if self.pipeline and self.lanes not in (4, 8, 16):
             raise ConfigError(f"the pipelined compute unit has 4, 8 or 16 lanes, not "
                               f"{self.lanes!r}")
+        if self.pipeline and self.lds_width > self.lanes:
+            raise ConfigError(f"lds_width={self.lds_width} is more than the {self.lanes} "
+                              f"lanes")
         profile = self.profile
         if isinstance(profile, str):
             profile = frozenset({profile})
@@ -234,11 +247,13 @@ class CuConfig:
     def key(self) -> str:
         """A canonical text of this configuration, equal across processes (the profile is a
         frozenset, whose ``repr`` order changes with hash randomization): cache keys use it."""
-        # ``pipeline`` only when set and ``vgpr_sides`` only when not 2, so that the keys of
-        # the configurations before them (and the caches they name) stay what they were
+        # ``pipeline`` only when set, ``vgpr_sides`` and ``lds_width`` only when not their
+        # defaults, so that the keys of the configurations before them (and the caches they
+        # name) stay what they were
+        defaults = {"vgpr_sides": 2, "lds_width": 4}
         fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
                   if f.name != "profile" and (f.name != "pipeline" or self.pipeline)
-                  and (f.name != "vgpr_sides" or self.vgpr_sides != 2)]
+                  and getattr(self, f.name) != defaults.get(f.name, object())]
         profile = "full" if self.is_full else ",".join(sorted(self.profile))
         return ";".join([*fields, f"profile={profile}"])
 

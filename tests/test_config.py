@@ -36,6 +36,8 @@ def test_default_fits_ecp5_85f_with_room():
     ("lanes", True, "lanes must be one of"),
     ("vgpr_sides", 3, "vgpr_sides must be one of 1, 2, not 3"),
     ("vgpr_sides", 1, "vgpr_sides=1 is the pipelined unit's"),
+    ("lds_width", 3, "lds_width must be one of 1, 2, 4, 8, 16, not 3"),
+    ("lds_width", 2, "lds_width=2 is the pipelined unit's"),
 ])
 def test_invalid_values_name_the_field(field, value, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
@@ -144,3 +146,11 @@ def test_vgpr_sides_is_in_the_key_only_when_not_the_default():
     two, one = CuConfig(lanes=4, pipeline=True), CuConfig(lanes=4, pipeline=True, vgpr_sides=1)
     assert "vgpr_sides" not in two.key() and "vgpr_sides=1" in one.key()
     assert two.key() != one.key() and "vgpr_sides" not in CuConfig().key()
+
+
+def test_lds_width_is_in_the_key_only_when_not_the_default_and_fits_the_lanes():
+    four, two = CuConfig(lanes=4, pipeline=True), CuConfig(lanes=4, pipeline=True, lds_width=2)
+    assert "lds_width" not in four.key() and "lds_width=2" in two.key()
+    assert "lds_width" not in CuConfig().key()
+    with pytest.raises(ConfigError, match="lds_width=8 is more than the 4 lanes"):
+        CuConfig(lanes=4, pipeline=True, lds_width=8)

@@ -187,7 +187,8 @@ def _block_rams(config: CuConfig) -> dict[str, int]:
     parts["sgprs"] = _SGPR_PORTS * _built("SGPR file", lambda: RegisteredRam(
         width=64, depth=slots * ROWS_PER_SLOT, granularity=32)).block_rams
     if has_lds:
-        banks = _built("LDS", lambda: LdsUnit(lanes=lanes, slots=slots, vgprs=vgprs,
+        banks = _built("LDS", lambda: LdsUnit(lanes=lanes, width=config.lds_width, slots=slots,
+                                              vgprs=vgprs,
                                               lds_bytes=config.lds_bytes)).banks
         parts["lds.bank"] = banks * RegisteredRam(
             width=32, depth=config.lds_bytes // 4 // banks, granularity=8).block_rams

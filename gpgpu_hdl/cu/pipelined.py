@@ -277,7 +277,8 @@ class PipelinedComputeUnit(wiring.Component):
                                               shifter=cfg.shifter, dsp=self._dsp))
         lds = None
         if has_lds:
-            lds = cleared("lds", LdsUnit(lanes=L, slots=W, vgprs=NV, lds_bytes=cfg.lds_bytes,
+            lds = cleared("lds", LdsUnit(lanes=L, width=cfg.lds_width, slots=W, vgprs=NV,
+                                         lds_bytes=cfg.lds_bytes,
                                          atomics=plan.lds_atomics, ram=self._ram))
         self._vgpr_reads(m, vgprs, [valu, lsu, slow] + ([lds] if has_lds else []))
         if self._shared_grid:

@@ -545,9 +545,13 @@ LDS_PROGRAM = """
 """
 
 
-@pytest.mark.parametrize("lanes", [8])
-def test_lds_program_matches_golden_model(lanes):
-    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True), LDS_PROGRAM,
+@pytest.mark.parametrize("lanes, lds_width",
+                         [(8, 2), pytest.param(16, 4, marks=pytest.mark.slow)])
+def test_lds_program_matches_golden_model(lanes, lds_width):
+    """The LDS program (the default LDS width, 4, runs it in the one-side test below and in
+    the suite's LDS cases on Verilator)."""
+    run = run_launch(_unit, CuConfig(lanes=lanes, pipeline=True, lds_width=lds_width),
+                     LDS_PROGRAM,
                      np.zeros(1, np.uint32), global_size=256, local_size=128,
                      latency=(1, 4), seed=lanes, workgroup_group_segment_byte_size=512)
     assert run.trap.cause == TrapCause.NONE
