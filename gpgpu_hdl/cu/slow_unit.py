@@ -41,7 +41,7 @@ the long-latency home of FP32 until FP32 gets lanes of its own (a wave waits on 
 go on).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -544,10 +544,19 @@ class SlowVectorUnit(wiring.Component):
             with m.State("WAIT"), m.If(rx_done):
                 m.d.sync += rx_done.eq(0)
                 with m.If(lane_read):
-                    m.d.sync += sresult.eq(op_lo[0].word_select(target[:_log2(lanes)], 32))
-                    m.next = "DONE"
+                    # the target lane's group through the operand buffer's select, which
+                    # the lanes' input registers have anyway (not a select of its own)
+                    m.d.sync += sel_1h.eq(Const(1, groups) << target[_log2(width):
+                                                                     _log2(lanes)])
+                    m.next = "READ_LANE"
                 with m.Else():
                     m.next = "LOAD"
+
+            with m.State("READ_LANE"):
+                words = [buf_lo[0][32 * j:32 * (j + 1)] for j in range(width)]
+                m.d.sync += sresult.eq(Array(words)[target[:_log2(width)]] if width > 1
+                                       else words[0])
+                m.next = "DONE"
 
             with m.State("LOAD"):
                 m.d.sync += load_group(~pair)
